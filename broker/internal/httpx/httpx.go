@@ -1,0 +1,223 @@
+// Package httpx is the HTTP plumbing every broker route shares: the JSON
+// error body, the Host check against DNS rebinding, the launch-token check
+// and capped strict request bodies.
+package httpx
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// Code is an error code of the local browser contract. HTTP errors and
+// /local/ws errors share the vocabulary.
+type Code string
+
+// The codes, with their HTTP status where they have one.
+const (
+	InvalidCredentials      Code = "INVALID_CREDENTIALS"       // 401, close 4401
+	CredentialExpired       Code = "CREDENTIAL_EXPIRED"        // 410, close 4402
+	InvalidOrigin           Code = "INVALID_ORIGIN"            // 403, close 4403
+	ProtocolVersionMismatch Code = "PROTOCOL_VERSION_MISMATCH" // close 4404
+	SessionMismatch         Code = "SESSION_MISMATCH"          // close 4405
+	InvalidMessage          Code = "INVALID_MESSAGE"           // 400, close 4406
+	UnknownMessage          Code = "UNKNOWN_MESSAGE"           // close 4407
+	HostAlreadyConnected    Code = "HOST_ALREADY_CONNECTED"    // close 4408
+	NotFound                Code = "NOT_FOUND"                 // 404 (inert routes)
+	Unavailable             Code = "UNAVAILABLE"               // 503
+)
+
+// Status is the HTTP status paired with a code.
+func (c Code) Status() int {
+	switch c {
+	case InvalidCredentials:
+		return http.StatusUnauthorized
+	case CredentialExpired:
+		return http.StatusGone
+	case InvalidOrigin:
+		return http.StatusForbidden
+	case NotFound:
+		return http.StatusNotFound
+	case Unavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest
+}
+
+// staticText is the message for each code. Messages never quote request
+// content, so an error body can never echo a secret back.
+var staticText = map[Code]string{
+	InvalidCredentials: "missing or invalid credentials",
+	CredentialExpired:  "the session has expired",
+	InvalidOrigin:      "origin or host not allowed",
+	InvalidMessage:     "the request is not valid",
+	NotFound:           "not found",
+	Unavailable:        "the broker cannot take this request now",
+}
+
+// WriteError writes {"error":{"code":…,"message":…}} with the code's status
+// and static text.
+func WriteError(w http.ResponseWriter, c Code) {
+	msg := staticText[c]
+	if msg == "" {
+		msg = "refused"
+	}
+	WriteJSON(w, c.Status(), map[string]any{"error": map[string]string{"code": string(c), "message": msg}})
+}
+
+// WriteJSON writes v as the JSON response body.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"internal error"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// Refusal records a refused authentication (endpoint, code) for metrics.
+type Refusal func(endpoint string, c Code)
+
+// HostGuard refuses, 403 before anything else, a request whose Host is not
+// the broker's own loopback authority: 127.0.0.1:PORT, localhost:PORT or
+// [::1]:PORT. It defeats DNS rebinding, where a hostile name resolves to
+// 127.0.0.1 so a page on it could reach the broker as "same origin".
+// Forwarding headers are never consulted. port reports the bound port.
+func HostGuard(port func() int, refused Refusal, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !LoopbackAuthority(r.Host, port()) {
+			refused(endpointOf(r.URL.Path), InvalidOrigin)
+			WriteError(w, InvalidOrigin)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoopbackAuthority reports whether hostport is one of the loopback names
+// with exactly the given port.
+func LoopbackAuthority(hostport string, port int) bool {
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil || p != strconv.Itoa(port) {
+		return false
+	}
+	switch host {
+	case "127.0.0.1", "localhost", "::1":
+		return true
+	}
+	return false
+}
+
+// LoopbackOrigin reports whether origin is http://HOST:PORT for a loopback
+// name and exactly the given port.
+func LoopbackOrigin(origin string, port int) bool {
+	rest, ok := strings.CutPrefix(origin, "http://")
+	if !ok || strings.ContainsAny(rest, "/?#@") {
+		return false
+	}
+	if strings.HasPrefix(rest, "[::1]:") {
+		return rest == "[::1]:"+strconv.Itoa(port)
+	}
+	return LoopbackAuthority(rest, port)
+}
+
+// Token holds the launch token as a digest, so comparisons take the same
+// time whatever the presented value's length.
+type Token struct {
+	digest [sha256.Size]byte
+	set    bool
+}
+
+// NewToken wraps the launch token; an empty secret leaves the broker inert.
+func NewToken(secret string) Token {
+	if secret == "" {
+		return Token{}
+	}
+	return Token{digest: sha256.Sum256([]byte(secret)), set: true}
+}
+
+// Set reports whether a launch token was configured.
+func (t Token) Set() bool { return t.set }
+
+// Matches compares presented with the token in constant time.
+func (t Token) Matches(presented string) bool {
+	d := sha256.Sum256([]byte(presented))
+	return t.set && subtle.ConstantTimeCompare(d[:], t.digest[:]) == 1
+}
+
+// TokenHeader carries the launch token.
+const TokenHeader = "X-Tensorviz-Token"
+
+// TokenGuard answers 404 when no token is configured (inert by default) and
+// 401 INVALID_CREDENTIALS when the request does not present it.
+func TokenGuard(t Token, refused Refusal, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !t.Set() {
+			WriteError(w, NotFound)
+			return
+		}
+		if !t.Matches(r.Header.Get(TokenHeader)) {
+			refused(endpointOf(r.URL.Path), InvalidCredentials)
+			WriteError(w, InvalidCredentials)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ReadBody reads at most limit bytes of the request body. A larger body is
+// an error without the rest being read into memory.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, ErrBodyTooLarge
+		}
+		return nil, ErrBodyUnreadable
+	}
+	return body, nil
+}
+
+// DecodeBody reads a capped body and decodes it strictly into v: unknown
+// or duplicate keys, trailing data or a wrong type are all errors.
+func DecodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	body, err := ReadBody(w, r, limit)
+	if err != nil {
+		return err
+	}
+	return wire.DecodeStrict(body, v)
+}
+
+// Endpoint names a route for metric labels, from a closed set.
+func endpointOf(path string) string {
+	switch {
+	case path == "/local/sessions":
+		return "sessions"
+	case path == "/local/bootstrap":
+		return "bootstrap"
+	case path == "/local/ws":
+		return "ws"
+	case path == "/channel" || path == "/local/channel":
+		return "channel"
+	case strings.HasPrefix(path, "/v1/"):
+		return "v1"
+	}
+	return "other"
+}
+
+// Endpoint is endpointOf, exported for routes that record their own
+// refusals.
+func Endpoint(path string) string { return endpointOf(path) }

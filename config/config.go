@@ -1,0 +1,339 @@
+// Package config loads Airlock's settings with koanf, in layers: built-in
+// defaults, then an optional YAML file, then environment variables
+// (AIRLOCK_* and the seed names), then command-line flags. Validate is the
+// one place that decides whether a configuration is usable.
+//
+// Secrets are not settings: the launch token comes only from the
+// environment or a token file (see Token), never from the config file or a
+// flag value, so it can never be dumped with the rest.
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// Config is every setting of `airlock serve` and `airlock env`. Each field's
+// key, environment variable and default are in the Settings table.
+type Config struct {
+	// Listen is the broker's address. Port 0 picks a free port.
+	Listen string `koanf:"listen"`
+	// MetricsListen, when set, serves /metrics on its own listener instead
+	// of the main one.
+	MetricsListen string `koanf:"metrics_listen"`
+	// Data holds the pairings file and the compilation cache.
+	Data string `koanf:"data"`
+	// Plugins is the drop-in plugins folder; empty means none.
+	Plugins string `koanf:"plugins"`
+	// Roots maps root names that plugins ask for to host directories,
+	// mounted read-only.
+	Roots map[string]string `koanf:"roots"`
+	// NoBuiltin leaves the bundled plugins out.
+	NoBuiltin bool `koanf:"no_builtin"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `koanf:"log_level"`
+	// ShutdownGraceMs bounds how long SIGTERM waits for in-flight work.
+	ShutdownGraceMs int `koanf:"shutdown_grace_ms"`
+
+	Local   Local   `koanf:"local"`
+	Channel Channel `koanf:"channel"`
+	Exec    Exec    `koanf:"exec"`
+	Env     Env     `koanf:"env"`
+
+	dump map[string]any // the merged layers, for Dump
+}
+
+// Local configures sessions and the /local/ws relay.
+type Local struct {
+	TombstoneRetentionSeconds int  `koanf:"tombstone_retention_seconds"`
+	SourceProposals           bool `koanf:"source_proposals"`
+	HandshakeTimeoutMs        int  `koanf:"handshake_timeout_ms"`
+	MaxFrameBytes             int  `koanf:"max_frame_bytes"`
+	OutboundQueue             int  `koanf:"outbound_queue"`
+	MaxSessions               int  `koanf:"max_sessions"`
+	MaxViewsPerSession        int  `koanf:"max_views_per_session"`
+}
+
+// Channel configures /channel and the executor doors.
+type Channel struct {
+	HelloBoundMs int  `koanf:"hello_bound_ms"`
+	LoopbackAuth bool `koanf:"loopback_auth"`
+	GraceMs      int  `koanf:"grace_ms"`
+	MaxInflight  int  `koanf:"max_inflight"`
+}
+
+// Exec configures the wazero executors.
+type Exec struct {
+	MaxConcurrent  int `koanf:"max_concurrent"`
+	MaxFetchBytes  int `koanf:"max_fetch_bytes"`
+	MaxStderrBytes int `koanf:"max_stderr_bytes"`
+	PoolSize       int `koanf:"pool_size"`
+}
+
+// Env configures `airlock env`, the paired environment.
+type Env struct {
+	Broker       string `koanf:"broker"`
+	BackoffMaxMs int    `koanf:"backoff_max_ms"`
+}
+
+// Setting documents one key: its environment variable, seed aliases,
+// default and meaning. The table drives defaults, the environment mapping
+// and `--help`.
+type Setting struct {
+	Key     string
+	Aliases []string // seed environment names, read when AIRLOCK_* is unset
+	Default any
+	Help    string
+}
+
+// Env returns the AIRLOCK_* variable for the key.
+func (s Setting) Env() string {
+	return "AIRLOCK_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(s.Key))
+}
+
+// Settings is every key with its default.
+var Settings = []Setting{
+	{Key: "listen", Default: "127.0.0.1:7420", Help: "address to listen on; port 0 picks one"},
+	{Key: "metrics_listen", Default: "", Help: "serve /metrics on this address instead of the main listener"},
+	{Key: "data", Default: DefaultDataDir(), Help: "data directory: pairings file and compilation cache"},
+	{Key: "plugins", Default: "", Help: "drop-in plugins folder (empty: none)"},
+	{Key: "roots", Default: map[string]any{}, Help: "root name to host directory, mounted read-only (flag: --root NAME=DIR)"},
+	{Key: "no_builtin", Default: false, Help: "leave the bundled plugins out"},
+	{Key: "log_level", Default: "info", Help: "debug, info, warn or error"},
+	{Key: "shutdown_grace_ms", Default: 10000, Help: "how long SIGTERM waits for in-flight calls"},
+
+	{Key: "local.tombstone_retention_seconds", Aliases: []string{"LOCAL_BROWSER_TOMBSTONE_RETENTION_SECONDS"}, Default: 3600, Help: "how long an expired session answers 410 before it is deleted"},
+	{Key: "local.source_proposals", Default: true, Help: "allow sourceEdit* for sessions minted with canProposeSourceEdits"},
+	{Key: "local.handshake_timeout_ms", Default: 5000, Help: "time a /local/ws client has to send hello"},
+	{Key: "local.max_frame_bytes", Default: 16 << 20, Help: "largest /local/ws frame"},
+	{Key: "local.outbound_queue", Default: 256, Help: "messages queued per connection before a slow view is dropped"},
+	{Key: "local.max_sessions", Default: 10000, Help: "live sessions at most; minting past it answers 503"},
+	{Key: "local.max_views_per_session", Default: 1024, Help: "view connections per session at most"},
+
+	{Key: "channel.hello_bound_ms", Aliases: []string{"VOICEBOX_HELLO_BOUND_MS"}, Default: 5000, Help: "time an environment has to send its bearer hello"},
+	{Key: "channel.loopback_auth", Aliases: []string{"VOICEBOX_LOOPBACK_AUTH"}, Default: false, Help: "require a live view cookie from loopback page executors"},
+	{Key: "channel.grace_ms", Default: 1000, Help: "wait past bounds.timeoutMs before settling page-timeout or machine-timeout"},
+	{Key: "channel.max_inflight", Default: 1024, Help: "calls in flight per peer at most; past it calls are refused overloaded"},
+
+	{Key: "exec.max_concurrent", Default: 16, Help: "calls running at once per descriptor; past it calls are refused overloaded"},
+	{Key: "exec.max_fetch_bytes", Default: 8 << 20, Help: "largest response body a guest fetch may read"},
+	{Key: "exec.max_stderr_bytes", Default: 64 << 10, Help: "guest stderr kept per call for the operator's log"},
+	{Key: "exec.pool_size", Default: 4, Help: "idle reactor instances kept per descriptor"},
+
+	{Key: "env.broker", Default: "", Help: "airlock env: the broker's channel URL (ws://HOST:PORT/channel)"},
+	{Key: "env.backoff_max_ms", Default: 10000, Help: "airlock env: longest wait between reconnects"},
+}
+
+// DefaultDataDir is $XDG_STATE_HOME/airlock, or ~/.local/state/airlock.
+func DefaultDataDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "airlock")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "airlock")
+	}
+	return filepath.Join(os.TempDir(), "airlock")
+}
+
+// Sources are the layers above the defaults.
+type Sources struct {
+	File    string            // YAML config file; empty for none
+	Environ []string          // KEY=VALUE pairs, as os.Environ
+	Flags   map[string]any    // keys set on the command line
+	Roots   map[string]string // --root NAME=DIR, merged over roots from other layers
+}
+
+// Load builds a Config from the defaults and sources and validates it.
+func Load(src Sources) (*Config, error) {
+	k := koanf.New(".")
+	defaults := map[string]any{}
+	for _, s := range Settings {
+		defaults[s.Key] = s.Default
+	}
+	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
+		return nil, fmt.Errorf("config: defaults: %w", err)
+	}
+	if src.File != "" {
+		if err := k.Load(file.Provider(src.File), yaml.Parser()); err != nil {
+			return nil, fmt.Errorf("config: file %s: %w", src.File, err)
+		}
+	}
+	if err := loadEnviron(k, src.Environ); err != nil {
+		return nil, err
+	}
+	if err := k.Load(confmap.Provider(src.Flags, "."), nil); err != nil {
+		return nil, fmt.Errorf("config: flags: %w", err)
+	}
+	var c Config
+	err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
+		WeaklyTypedInput: true,
+		ErrorUnused:      true,
+		Result:           &c,
+		TagName:          "koanf",
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("config: %s", oneLine(err))
+	}
+	for name, dir := range src.Roots {
+		if c.Roots == nil {
+			c.Roots = map[string]string{}
+		}
+		c.Roots[name] = dir
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c.dump = k.All()
+	return &c, nil
+}
+
+// secretEnv are AIRLOCK_* variables that are read elsewhere (Token, the
+// environment's bearer) and are not settings.
+var secretEnv = map[string]bool{"AIRLOCK_LOCAL_TOKEN": true, "AIRLOCK_BEARER": true}
+
+// loadEnviron loads the seed aliases, then AIRLOCK_* over them, with koanf's
+// env provider. An AIRLOCK_* variable that names no setting is an error, so
+// a typo is not silently ignored.
+func loadEnviron(k *koanf.Koanf, environ []string) error {
+	byEnv, byAlias := map[string]string{}, map[string]string{}
+	for _, s := range Settings {
+		if s.Key == "roots" {
+			continue // a map: set it in the file or with --root
+		}
+		byEnv[s.Env()] = s.Key
+		for _, a := range s.Aliases {
+			byAlias[a] = s.Key
+		}
+	}
+	environFunc := func() []string { return environ }
+	aliases := env.Provider(".", env.Opt{EnvironFunc: environFunc, TransformFunc: func(name, v string) (string, any) {
+		return byAlias[name], v
+	}})
+	if err := k.Load(aliases, nil); err != nil {
+		return fmt.Errorf("config: environment: %w", err)
+	}
+	var unknown string
+	own := env.Provider(".", env.Opt{Prefix: "AIRLOCK_", EnvironFunc: environFunc, TransformFunc: func(name, v string) (string, any) {
+		key, ok := byEnv[name]
+		if !ok && !secretEnv[name] && unknown == "" {
+			unknown = name
+		}
+		return key, v
+	}})
+	if err := k.Load(own, nil); err != nil {
+		return fmt.Errorf("config: environment: %w", err)
+	}
+	if unknown != "" {
+		return fmt.Errorf("config: unknown environment variable %s", unknown)
+	}
+	return nil
+}
+
+// Validate checks every setting in one place and returns the first problem
+// as a one-line error.
+func (c *Config) Validate() error {
+	if err := checkAddr("listen", c.Listen); err != nil {
+		return err
+	}
+	if c.MetricsListen != "" {
+		if err := checkAddr("metrics_listen", c.MetricsListen); err != nil {
+			return err
+		}
+	}
+	if c.Data == "" {
+		return fmt.Errorf("config: data: must be set")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("config: log_level: must be debug, info, warn or error")
+	}
+	for name, dir := range c.Roots {
+		if name == "" || dir == "" {
+			return fmt.Errorf("config: roots: name and directory must both be set")
+		}
+	}
+	positive := []struct {
+		key string
+		v   int
+	}{
+		{"shutdown_grace_ms", c.ShutdownGraceMs},
+		{"local.tombstone_retention_seconds", c.Local.TombstoneRetentionSeconds},
+		{"local.handshake_timeout_ms", c.Local.HandshakeTimeoutMs},
+		{"local.max_frame_bytes", c.Local.MaxFrameBytes},
+		{"local.outbound_queue", c.Local.OutboundQueue},
+		{"local.max_sessions", c.Local.MaxSessions},
+		{"local.max_views_per_session", c.Local.MaxViewsPerSession},
+		{"channel.hello_bound_ms", c.Channel.HelloBoundMs},
+		{"channel.grace_ms", c.Channel.GraceMs},
+		{"channel.max_inflight", c.Channel.MaxInflight},
+		{"exec.max_concurrent", c.Exec.MaxConcurrent},
+		{"exec.max_fetch_bytes", c.Exec.MaxFetchBytes},
+		{"exec.max_stderr_bytes", c.Exec.MaxStderrBytes},
+		{"exec.pool_size", c.Exec.PoolSize},
+		{"env.backoff_max_ms", c.Env.BackoffMaxMs},
+	}
+	for _, p := range positive {
+		if p.v <= 0 {
+			return fmt.Errorf("config: %s: must be a positive number", p.key)
+		}
+	}
+	return nil
+}
+
+func checkAddr(key, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("config: %s: %q is not HOST:PORT", key, addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("config: %s: %q has no valid port", key, addr)
+	}
+	if host == "" {
+		return fmt.Errorf("config: %s: give an explicit host (127.0.0.1 for loopback)", key)
+	}
+	return nil
+}
+
+// IsLoopback reports whether addr's host is a loopback address or
+// "localhost".
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// Dump returns the merged settings as sorted KEY=VALUE lines, for
+// `--print-config`. It holds no secrets because no layer carries one.
+func (c *Config) Dump() []string {
+	var lines []string
+	for key, v := range c.dump {
+		lines = append(lines, fmt.Sprintf("%s=%v", key, v))
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+// oneLine flattens a multi-error (mapstructure joins with newlines) so the
+// command prints one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}

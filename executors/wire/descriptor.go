@@ -1,0 +1,217 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Tool is one tool a descriptor declares.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// Bounds are what a descriptor is allowed to do per call. Callers echo them
+// in boundsEcho; the executor compares as canonical JSON.
+type Bounds struct {
+	TimeoutMs      int      `json:"timeoutMs"`
+	MemoryMiB      int      `json:"memoryMiB"`
+	MaxOutputBytes int      `json:"maxOutputBytes"`
+	MaxRequests    int      `json:"maxRequests"`
+	AllowedHosts   []string `json:"allowedHosts"`
+	Roots          []string `json:"roots"`
+}
+
+// Descriptor is an admitted set of tools with their bounds, as listed by
+// GET /v1/tools and advertised in a channel catalog. Executor is set by the
+// broker when it lists descriptors and is empty in a catalog.
+type Descriptor struct {
+	DescriptorID string `json:"descriptorId"`
+	Executor     string `json:"executor,omitempty"`
+	Tools        []Tool `json:"tools"`
+	Bounds       Bounds `json:"bounds"`
+}
+
+// Limits on descriptors. They bound what an operator can ask of the broker,
+// not what a tool usually needs.
+const (
+	MaxTimeoutMs      = 10 * 60 * 1000
+	MaxMemoryMiB      = 4096
+	MaxOutputBytes    = 64 << 20
+	MaxRequests       = 10000
+	MaxTools          = 64
+	MaxDescriptionLen = 4096
+)
+
+var (
+	descriptorIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	toolNamePattern     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+	rootNamePattern     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	hostLabelPattern    = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// ValidDescriptorID reports whether id may name a descriptor (and its
+// plugin folder).
+func ValidDescriptorID(id string) bool { return descriptorIDPattern.MatchString(id) }
+
+// Validate checks a descriptor's shape: ids, unique tool names, schema
+// objects and bounds. It does not compile schemas; executors do.
+func (d *Descriptor) Validate() error {
+	if !ValidDescriptorID(d.DescriptorID) {
+		return fmt.Errorf("descriptor id must match %s", descriptorIDPattern)
+	}
+	if len(d.Tools) == 0 || len(d.Tools) > MaxTools {
+		return fmt.Errorf("descriptor must declare 1 to %d tools", MaxTools)
+	}
+	seen := map[string]bool{}
+	for _, t := range d.Tools {
+		if !toolNamePattern.MatchString(t.Name) {
+			return fmt.Errorf("tool name must match %s", toolNamePattern)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("tool %s declared twice", t.Name)
+		}
+		seen[t.Name] = true
+		if len(t.Description) > MaxDescriptionLen {
+			return fmt.Errorf("tool %s: description over %d bytes", t.Name, MaxDescriptionLen)
+		}
+		if _, ok := asObject(t.InputSchema); !ok {
+			return fmt.Errorf("tool %s: inputSchema must be an object", t.Name)
+		}
+	}
+	return d.Bounds.Validate()
+}
+
+// Tool returns the declared tool called name.
+func (d *Descriptor) Tool(name string) (Tool, bool) {
+	for _, t := range d.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// Validate checks each bound's range and the form of hosts and roots.
+func (b *Bounds) Validate() error {
+	switch {
+	case b.TimeoutMs < 1 || b.TimeoutMs > MaxTimeoutMs:
+		return fmt.Errorf("bounds.timeoutMs must be 1 to %d", MaxTimeoutMs)
+	case b.MemoryMiB < 1 || b.MemoryMiB > MaxMemoryMiB:
+		return fmt.Errorf("bounds.memoryMiB must be 1 to %d", MaxMemoryMiB)
+	case b.MaxOutputBytes < 1 || b.MaxOutputBytes > MaxOutputBytes:
+		return fmt.Errorf("bounds.maxOutputBytes must be 1 to %d", MaxOutputBytes)
+	case b.MaxRequests < 0 || b.MaxRequests > MaxRequests:
+		return fmt.Errorf("bounds.maxRequests must be 0 to %d", MaxRequests)
+	}
+	if err := unique("bounds.allowedHosts", b.AllowedHosts, ValidHost); err != nil {
+		return err
+	}
+	return unique("bounds.roots", b.Roots, rootNamePattern.MatchString)
+}
+
+func unique(what string, items []string, valid func(string) bool) error {
+	seen := map[string]bool{}
+	for _, s := range items {
+		if !valid(s) {
+			return fmt.Errorf("%s: an entry is not valid", what)
+		}
+		if seen[s] {
+			return fmt.Errorf("%s: an entry appears twice", what)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// ValidHost reports whether s is an allowlist entry: a lower-case DNS name,
+// an IPv4 address or a bracketed IPv6 address, with an optional port.
+// Matching is exact, so there are no wildcards.
+func ValidHost(s string) bool {
+	host, port := s, ""
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		host, port = h, p
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return false
+		}
+		if strings.Contains(host, ":") && !strings.HasPrefix(s, "[") {
+			return false
+		}
+	} else if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		host = s[1 : len(s)-1]
+		if ip := net.ParseIP(host); ip == nil || ip.To4() != nil {
+			return false
+		}
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.To4() != nil || strings.HasPrefix(s, "[")
+	}
+	if len(host) == 0 || len(host) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if !hostLabelPattern.MatchString(label) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalized returns b with nil lists as empty lists, so that the JSON
+// form is the same whether a list was absent or empty.
+func (b Bounds) normalized() Bounds {
+	if b.AllowedHosts == nil {
+		b.AllowedHosts = []string{}
+	}
+	if b.Roots == nil {
+		b.Roots = []string{}
+	}
+	return b
+}
+
+// MarshalJSON encodes the bounds with empty lists rather than null.
+func (b Bounds) MarshalJSON() ([]byte, error) {
+	type plain Bounds
+	return json.Marshal(plain(b.normalized()))
+}
+
+// Canonical returns the canonical JSON of the bounds, which boundsEcho
+// must equal.
+func (b Bounds) Canonical() []byte {
+	data, _ := json.Marshal(b)
+	c, _ := Canonical(data)
+	return c
+}
+
+// EchoMatches reports whether echo equals the bounds as canonical JSON.
+func (b Bounds) EchoMatches(echo json.RawMessage) bool {
+	c, err := Canonical(echo)
+	return err == nil && bytes.Equal(c, b.Canonical())
+}
+
+// DecodeStrict decodes one JSON value into v, refusing unknown keys,
+// duplicate keys and trailing data. Plugin descriptors and channel control
+// messages are read with it.
+func DecodeStrict(data []byte, v any) error {
+	if err := walk(data); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		// The decoder's text names the offending key or type; it is for an
+		// operator's log, never for a wire refusal.
+		if strings.Contains(err.Error(), "unknown field") {
+			return fmt.Errorf("%w (%v)", fail(UnknownField, "a key outside the allowlist"), err)
+		}
+		return fmt.Errorf("%w (%v)", fail(Malformed, "does not match the expected shape"), err)
+	}
+	return nil
+}

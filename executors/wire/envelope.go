@@ -1,0 +1,248 @@
+package wire
+
+import (
+	"encoding/json"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Call is a validated call envelope. Args and BoundsEcho are compact JSON
+// objects.
+type Call struct {
+	V            int             `json:"v"`
+	CallID       string          `json:"callId"`
+	Tool         string          `json:"tool"`
+	DescriptorID string          `json:"descriptorId"`
+	Args         json.RawMessage `json:"args"`
+	BoundsEcho   json.RawMessage `json:"boundsEcho"`
+}
+
+// Budget is the fetch accounting of one call.
+type Budget struct {
+	RequestsUsed  int `json:"requestsUsed"`
+	RequestsLimit int `json:"requestsLimit"`
+}
+
+// Answer is a validated answer envelope: either OK with Observed, or a
+// refusal with a known Rule and human text in Why.
+type Answer struct {
+	V        int
+	CallID   string
+	OK       bool
+	Observed json.RawMessage // compact JSON object when OK
+	Refused  Rule
+	Why      string
+	Budget   *Budget
+}
+
+// maxIDLen bounds callId, tool and descriptorId.
+const maxIDLen = 128
+
+var (
+	callKeys   = map[string]bool{"v": true, "callId": true, "tool": true, "descriptorId": true, "args": true, "boundsEcho": true}
+	answerKeys = map[string]bool{"v": true, "callId": true, "ok": true, "observed": true, "refused": true, "why": true, "budget": true}
+	budgetKeys = map[string]bool{"requestsUsed": true, "requestsLimit": true}
+)
+
+// ParseCall validates data as a call envelope.
+//
+// Checks run in this order, stopping at the first failure: one JSON object
+// with unique keys (malformed); "v" present and a number other than 1
+// (version-mismatch); a key outside the allowlist (unknown-field); a
+// required key missing or of the wrong type, an id out of bounds (malformed).
+func ParseCall(data []byte) (Call, error) {
+	m, err := envelope(data, callKeys)
+	if err != nil {
+		return Call{}, err
+	}
+	c := Call{V: Version}
+	var ok bool
+	if c.CallID, ok = ident(m["callId"]); !ok {
+		return Call{}, fail(Malformed, "callId must be a string of 1 to 128 printable characters")
+	}
+	if c.Tool, ok = ident(m["tool"]); !ok {
+		return Call{}, fail(Malformed, "tool must be a string of 1 to 128 printable characters")
+	}
+	if c.DescriptorID, ok = ident(m["descriptorId"]); !ok {
+		return Call{}, fail(Malformed, "descriptorId must be a string of 1 to 128 printable characters")
+	}
+	if c.Args, ok = asObject(m["args"]); !ok {
+		return Call{}, fail(Malformed, "args must be an object")
+	}
+	if c.BoundsEcho, ok = asObject(m["boundsEcho"]); !ok {
+		return Call{}, fail(Malformed, "boundsEcho must be an object")
+	}
+	return c, nil
+}
+
+// ParseAnswer validates data as an answer envelope, in the same order as
+// ParseCall. An OK answer must carry an observed object and no refusal; a
+// refusal must carry a known rule id and a why text and no observation.
+func ParseAnswer(data []byte) (Answer, error) {
+	m, err := envelope(data, answerKeys)
+	if err != nil {
+		return Answer{}, err
+	}
+	a := Answer{V: Version}
+	var ok bool
+	if a.CallID, ok = ident(m["callId"]); !ok {
+		return Answer{}, fail(Malformed, "callId must be a string of 1 to 128 printable characters")
+	}
+	if a.OK, ok = asBool(m["ok"]); !ok {
+		return Answer{}, fail(Malformed, "ok must be a boolean")
+	}
+	if raw, present := m["budget"]; present {
+		if a.Budget, err = parseBudget(raw); err != nil {
+			return Answer{}, err
+		}
+	}
+	if a.OK {
+		if _, present := m["refused"]; present {
+			return Answer{}, fail(Malformed, "an ok answer carries no refusal")
+		}
+		if _, present := m["why"]; present {
+			return Answer{}, fail(Malformed, "an ok answer carries no refusal")
+		}
+		if a.Observed, ok = asObject(m["observed"]); !ok {
+			return Answer{}, fail(Malformed, "an ok answer needs an observed object")
+		}
+		return a, nil
+	}
+	if _, present := m["observed"]; present {
+		return Answer{}, fail(Malformed, "a refusal carries no observation")
+	}
+	r, ok := asString(m["refused"])
+	if !ok || !Rule(r).Known() {
+		return Answer{}, fail(Malformed, "refused must be a known rule id")
+	}
+	a.Refused = Rule(r)
+	if a.Why, ok = asString(m["why"]); !ok {
+		return Answer{}, fail(Malformed, "a refusal needs a why text")
+	}
+	return a, nil
+}
+
+// envelope splits data into members and applies the checks shared by calls
+// and answers: the version, then the allowlist.
+func envelope(data []byte, allowed map[string]bool) (map[string]json.RawMessage, error) {
+	m, err := members(data)
+	if err != nil {
+		return nil, err
+	}
+	v, present := m["v"]
+	if present && isNumber(v) && string(v) != "1" {
+		return nil, fail(VersionMismatch, "v must be 1")
+	}
+	for k := range m {
+		if !allowed[k] {
+			return nil, fail(UnknownField, "a key outside the allowlist")
+		}
+	}
+	if !present {
+		return nil, fail(Malformed, "v is required")
+	}
+	if string(v) != "1" {
+		return nil, fail(Malformed, "v must be the number 1")
+	}
+	return m, nil
+}
+
+func parseBudget(raw json.RawMessage) (*Budget, error) {
+	m, err := members(raw)
+	if err != nil {
+		return nil, fail(Malformed, "budget must be an object")
+	}
+	for k := range m {
+		if !budgetKeys[k] {
+			return nil, fail(UnknownField, "a budget key outside the allowlist")
+		}
+	}
+	var b Budget
+	var ok1, ok2 bool
+	b.RequestsUsed, ok1 = asCount(m["requestsUsed"])
+	b.RequestsLimit, ok2 = asCount(m["requestsLimit"])
+	if !ok1 || !ok2 {
+		return nil, fail(Malformed, "budget counts must be non-negative integers")
+	}
+	return &b, nil
+}
+
+// ident accepts a string of 1 to maxIDLen characters with no control
+// characters, so ids are safe to log.
+func ident(raw json.RawMessage) (string, bool) {
+	s, ok := asString(raw)
+	if !ok || s == "" || utf8.RuneCountInString(s) > maxIDLen {
+		return "", false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// Validate reports whether c would survive ParseCall, so that envelopes
+// built inside the broker are held to the same rules as those from outside.
+func (c Call) Validate() error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fail(Malformed, "call does not encode")
+	}
+	_, err = ParseCall(data)
+	return err
+}
+
+// MarshalJSON encodes the answer in its one valid shape.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	type ok struct {
+		V        int             `json:"v"`
+		CallID   string          `json:"callId"`
+		OK       bool            `json:"ok"`
+		Observed json.RawMessage `json:"observed"`
+		Budget   *Budget         `json:"budget,omitempty"`
+	}
+	type refused struct {
+		V       int     `json:"v"`
+		CallID  string  `json:"callId"`
+		OK      bool    `json:"ok"`
+		Refused Rule    `json:"refused"`
+		Why     string  `json:"why"`
+		Budget  *Budget `json:"budget,omitempty"`
+	}
+	if a.OK {
+		return json.Marshal(ok{a.V, a.CallID, true, a.Observed, a.Budget})
+	}
+	return json.Marshal(refused{a.V, a.CallID, false, a.Refused, a.Why, a.Budget})
+}
+
+// Observed builds an OK answer to callID.
+func Observed(callID string, observed json.RawMessage, b *Budget) Answer {
+	return Answer{V: Version, CallID: callID, OK: true, Observed: observed, Budget: b}
+}
+
+// Refuse builds a refusal of callID under rule r with the rule's static
+// text.
+func Refuse(callID string, r Rule, b *Budget) Answer {
+	return Answer{V: Version, CallID: callID, Refused: r, Why: r.Why(), Budget: b}
+}
+
+// UnreadableCallID stands in for the callId of a body that is not a call
+// envelope, so that the refusal is itself a valid answer envelope.
+const UnreadableCallID = "-"
+
+// RefuseBody answers a body that failed ParseCall: it echoes the body's
+// callId when one can be read and uses the rule and static detail of err.
+func RefuseBody(data []byte, err error) Answer {
+	id := UnreadableCallID
+	if m, merr := members(data); merr == nil {
+		if s, ok := ident(m["callId"]); ok {
+			id = s
+		}
+	}
+	a := Refuse(id, RuleOf(err), nil)
+	if e, ok := err.(*Error); ok {
+		a.Why = e.Detail
+	}
+	return a
+}

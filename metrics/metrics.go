@@ -1,0 +1,127 @@
+// Package metrics defines every Prometheus collector Airlock exports, in one
+// place, with label values drawn only from closed sets.
+//
+// A Registry is created per broker (not global) so tests can run several
+// brokers in one process. Label values that come from outside (a tool name
+// in a call, a message type on a socket) pass through the Label helpers,
+// which fold anything outside the admitted set into Other.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "airlock"
+
+// Other is the label value for anything outside a closed set.
+const Other = "OTHER"
+
+// Registry holds every collector.
+type Registry struct {
+	reg *prometheus.Registry
+
+	// Tool calls (any executor), labelled by descriptor and tool as admitted.
+	ToolCalls          *prometheus.CounterVec   // descriptor, tool, outcome
+	ToolCallDuration   *prometheus.HistogramVec // descriptor, tool
+	ToolTimeouts       *prometheus.CounterVec   // descriptor, tool
+	ToolFetchRequests  *prometheus.HistogramVec // descriptor
+	PluginsAdmitted    prometheus.Gauge
+	PluginAdmissionErr *prometheus.CounterVec // reason
+
+	// Sessions and the /local/ws relay.
+	Sessions       *prometheus.GaugeVec // state: live, tombstone
+	SessionsMinted prometheus.Counter
+	WSConnections  *prometheus.GaugeVec   // endpoint, role
+	RelayMessages  *prometheus.CounterVec // type, direction
+	RelayRefusals  *prometheus.CounterVec // code
+	RelayDropped   prometheus.Counter
+	AuthRefusals   *prometheus.CounterVec // endpoint, code
+
+	// The executor channel.
+	ChannelCalls          *prometheus.CounterVec // peer, outcome
+	ChannelTimeouts       *prometheus.CounterVec // peer
+	ChannelInflight       *prometheus.GaugeVec   // peer
+	ChannelPeers          *prometheus.GaugeVec   // peer
+	ChannelFramesRejected *prometheus.CounterVec // reason
+}
+
+// New builds a Registry with every collector registered, plus the Go
+// runtime and process collectors.
+func New() *Registry {
+	r := &Registry{reg: prometheus.NewRegistry()}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+		r.reg.MustRegister(v)
+		return v
+	}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+		r.reg.MustRegister(v)
+		return v
+	}
+	histogram := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets}, labels)
+		r.reg.MustRegister(v)
+		return v
+	}
+
+	r.ToolCalls = counter("tool_calls_total", "Tool calls answered, by descriptor, tool and outcome (ok or a rule id).", "descriptor", "tool", "outcome")
+	r.ToolCallDuration = histogram("tool_call_duration_seconds", "Time from a call's arrival to its answer.",
+		[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "descriptor", "tool")
+	r.ToolTimeouts = counter("tool_timeouts_total", "Tool calls that ran out of time (exec-timeout, page-timeout or machine-timeout).", "descriptor", "tool")
+	r.ToolFetchRequests = histogram("tool_fetch_requests_used", "Fetches a call used out of its budget.",
+		[]float64{0, 1, 2, 4, 8, 16, 32, 64, 128}, "descriptor")
+	r.PluginsAdmitted = gauge("plugins_admitted", "Plugins currently admitted.").WithLabelValues()
+	r.PluginAdmissionErr = counter("plugin_admission_failures_total", "Plugins refused admission, by reason.", "reason")
+
+	r.Sessions = gauge("sessions", "Workspace sessions by state.", "state")
+	r.SessionsMinted = counter("sessions_minted_total", "Workspace sessions minted.").WithLabelValues()
+	r.WSConnections = gauge("ws_connections", "Open WebSocket connections, by endpoint and role.", "endpoint", "role")
+	r.RelayMessages = counter("relay_messages_total", "Messages relayed on /local/ws, by type and direction.", "type", "direction")
+	r.RelayRefusals = counter("relay_refusals_total", "Frames refused on /local/ws, by error code.", "code")
+	r.RelayDropped = counter("relay_dropped_views_total", "Views dropped because they could not keep up.").WithLabelValues()
+	r.AuthRefusals = counter("auth_refusals_total", "Refused authentications, by endpoint and code.", "endpoint", "code")
+
+	r.ChannelCalls = counter("channel_calls_total", "Calls through an executor door, by peer kind and outcome.", "peer", "outcome")
+	r.ChannelTimeouts = counter("channel_timeouts_total", "Channel calls settled by timeout, by peer kind.", "peer")
+	r.ChannelInflight = gauge("channel_inflight", "Channel calls awaiting an answer, by peer kind.", "peer")
+	r.ChannelPeers = gauge("channel_peers", "Connected executor peers, by kind.", "peer")
+	r.ChannelFramesRejected = counter("channel_frames_rejected_total", "Channel frames that settled nothing, by reason.", "reason")
+
+	r.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return r
+}
+
+// Handler serves the exposition.
+func (r *Registry) Handler() http.Handler {
+	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Gatherer exposes the registry to tests.
+func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
+
+// Label returns v when it is in the closed set allowed, else Other.
+func Label(v string, allowed map[string]bool) string {
+	if allowed[v] {
+		return v
+	}
+	return Other
+}
+
+// LabelIn returns v when it is one of allowed, else Other.
+func LabelIn(v string, allowed ...string) string {
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	return Other
+}
