@@ -76,10 +76,11 @@ type Channel struct {
 
 // Exec configures the wazero executors.
 type Exec struct {
-	MaxConcurrent  int `koanf:"max_concurrent"`
-	MaxFetchBytes  int `koanf:"max_fetch_bytes"`
-	MaxStderrBytes int `koanf:"max_stderr_bytes"`
-	PoolSize       int `koanf:"pool_size"`
+	CacheDir       string `koanf:"cache_dir"`
+	MaxConcurrent  int    `koanf:"max_concurrent"`
+	MaxFetchBytes  int    `koanf:"max_fetch_bytes"`
+	MaxStderrBytes int    `koanf:"max_stderr_bytes"`
+	PoolSize       int    `koanf:"pool_size"`
 }
 
 // Env configures `airlock env`, the paired environment.
@@ -109,7 +110,7 @@ var Settings = []Setting{
 	{Key: "metrics_listen", Default: "", Help: "serve /metrics on this address instead of the main listener"},
 	{Key: "data", Default: DefaultDataDir(), Help: "data directory: pairings file and compilation cache"},
 	{Key: "plugins", Default: "", Help: "drop-in plugins folder (empty: none)"},
-	{Key: "roots", Default: map[string]any{}, Help: "root name to host directory, mounted read-only (flag: --root NAME=DIR)"},
+	{Key: "roots", Default: map[string]any{}, Help: "root name to host directory, mounted read-only (config file or --root NAME=DIR only)"},
 	{Key: "no_builtin", Default: false, Help: "leave the bundled plugins out"},
 	{Key: "log_level", Default: "info", Help: "debug, info, warn or error"},
 	{Key: "shutdown_grace_ms", Default: 10000, Help: "how long SIGTERM waits for in-flight calls"},
@@ -127,6 +128,7 @@ var Settings = []Setting{
 	{Key: "channel.grace_ms", Default: 1000, Help: "wait past bounds.timeoutMs before settling page-timeout or machine-timeout"},
 	{Key: "channel.max_inflight", Default: 1024, Help: "calls in flight per peer at most; past it calls are refused overloaded"},
 
+	{Key: "exec.cache_dir", Default: "", Help: "wazero compilation cache (empty: DATA/compile-cache)"},
 	{Key: "exec.max_concurrent", Default: 16, Help: "calls running at once per descriptor; past it calls are refused overloaded"},
 	{Key: "exec.max_fetch_bytes", Default: 8 << 20, Help: "largest response body a guest fetch may read"},
 	{Key: "exec.max_stderr_bytes", Default: 64 << 10, Help: "guest stderr kept per call for the operator's log"},

@@ -1,0 +1,133 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/session"
+	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/executors"
+	"github.com/airlock/airlock/metrics"
+	"github.com/airlock/airlock/plugins"
+	"github.com/airlock/airlock/plugins/bundled"
+)
+
+// BuildOptions are what a whole broker is assembled from.
+type BuildOptions struct {
+	Config  *config.Config
+	Token   string // the launch token; empty leaves the broker inert
+	Logger  *slog.Logger
+	Metrics *metrics.Registry
+}
+
+// Broker is an assembled broker: the server and the parts it reloads and
+// closes.
+type Broker struct {
+	Server  *Server
+	Catalog *plugins.Catalog
+	Router  *calls.Router
+	// Sessions is the local browser broker (mint, bootstrap, /local/ws,
+	// /local/view); the executor channel asks it ViewCookieValid.
+	Sessions *session.Service
+	runtime  *executors.Runtime
+}
+
+// Build assembles every part of the broker from its configuration: the
+// executors and the plugin catalog (scanned and watched), the call router
+// and its API, and the session broker.
+func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
+	cfg := o.Config
+	rt, table, cat, err := Executors(ctx, cfg, o.Logger, o.Metrics, true)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{Catalog: cat, runtime: rt}
+	b.Router = calls.NewRouter(o.Metrics, o.Logger, calls.Local{Table: table})
+	components := []Component{calls.NewAPI(b.Router, o.Token, o.Metrics, func() any { return cat.Statuses() })}
+	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics})
+	components = append(components, b.Sessions)
+	// The executor channel's component and routing sources are added here
+	// (b.Router.AddSource for the page and the paired environments).
+	// Its Reload re-reads the pairings file (SIGHUP; it also watches it).
+	ch := channel.New(channel.Options{Config: cfg.Channel, Data: cfg.Data, Logger: o.Logger, Metrics: o.Metrics,
+		ViewCookieValid: b.Sessions.ViewCookieValid, Local: calls.Local{Table: table}, Watch: true})
+	b.Router.AddSource(ch)
+	components = append(components, ch)
+	b.Server = New(Options{Config: cfg, Logger: o.Logger, Metrics: o.Metrics, Components: components})
+	return b, nil
+}
+
+// Executors builds the wazero runtime, the table of admitted programs and
+// the catalog that fills it, scanned once and then, when watch is set,
+// watched. `airlock serve`, `airlock env` and `airlock tools` all admit
+// tools this way.
+func Executors(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *metrics.Registry, watch bool) (*executors.Runtime, *executors.Table, *plugins.Catalog, error) {
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, nil, nil, fmt.Errorf("broker: data folder: %w", err)
+	}
+	cacheDir := cfg.Exec.CacheDir
+	if cacheDir == "" {
+		cacheDir = filepath.Join(cfg.Data, "compile-cache")
+	}
+	rt, err := executors.NewRuntime(ctx, executors.Config{
+		CacheDir:       cacheDir,
+		Roots:          cfg.Roots,
+		MaxConcurrent:  cfg.Exec.MaxConcurrent,
+		MaxFetchBytes:  cfg.Exec.MaxFetchBytes,
+		MaxStderrBytes: cfg.Exec.MaxStderrBytes,
+		PoolSize:       cfg.Exec.PoolSize,
+		Logger:         logger,
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("broker: executors: %w", err)
+	}
+	table := executors.NewTable()
+	var builtin fs.FS
+	if !cfg.NoBuiltin {
+		builtin = bundled.Plugins()
+	}
+	cat, err := plugins.New(plugins.Options{Runtime: rt, Table: table, Dir: cfg.Plugins, Builtin: builtin, Logger: logger, Metrics: reg})
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, nil, nil, err
+	}
+	cat.Scan(ctx)
+	if !watch {
+		return rt, table, cat, nil
+	}
+	if err := cat.Watch(ctx); err != nil {
+		_ = rt.Close(ctx)
+		return nil, nil, nil, err
+	}
+	return rt, table, cat, nil
+}
+
+// Reload rescans plugins and pairings (SIGHUP).
+func (b *Broker) Reload(ctx context.Context) { b.Catalog.Scan(ctx) }
+
+// AdmittedCount is how many plugins are admitted now.
+func (b *Broker) AdmittedCount() int {
+	n := 0
+	for _, s := range b.Catalog.Statuses() {
+		if s.Admitted {
+			n++
+		}
+	}
+	return n
+}
+
+// Close drains and stops the broker within ctx: the server first (new
+// calls refused, calls in flight finish), then the plugins and the runtime.
+func (b *Broker) Close(ctx context.Context) error {
+	err := b.Server.Shutdown(ctx)
+	err = errors.Join(err, b.Catalog.Close(ctx))
+	return errors.Join(err, b.runtime.Close(ctx))
+}

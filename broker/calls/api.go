@@ -1,0 +1,77 @@
+package calls
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/metrics"
+)
+
+// MaxCallBytes caps a POST /v1/calls body.
+const MaxCallBytes = 16 << 20
+
+// API serves GET /v1/tools and POST /v1/calls, authenticated by the launch
+// token. It is a broker component.
+type API struct {
+	router  *Router
+	token   httpx.Token
+	metrics *metrics.Registry
+	plugins func() any // the catalog's statuses, for GET /v1/plugins
+}
+
+// NewAPI serves router's calls to holders of the launch token; plugins
+// reports the local catalog (admitted and refused folders).
+func NewAPI(router *Router, token string, reg *metrics.Registry, plugins func() any) *API {
+	return &API{router: router, token: httpx.NewToken(token), metrics: reg, plugins: plugins}
+}
+
+// Mount registers the routes.
+func (a *API) Mount(mux *http.ServeMux) {
+	mux.Handle("GET /v1/tools", httpx.TokenGuard(a.token, a.refused, http.HandlerFunc(a.tools)))
+	mux.Handle("POST /v1/calls", httpx.TokenGuard(a.token, a.refused, http.HandlerFunc(a.call)))
+	mux.Handle("GET /v1/plugins", httpx.TokenGuard(a.token, a.refused, http.HandlerFunc(a.pluginList)))
+}
+
+// Drain refuses new calls with shutting-down.
+func (a *API) Drain() { a.router.Drain() }
+
+// Close waits for calls in flight.
+func (a *API) Close(ctx context.Context) error { return a.router.Wait(ctx) }
+
+func (a *API) refused(endpoint string, c httpx.Code) {
+	a.metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
+}
+
+func (a *API) tools(w http.ResponseWriter, _ *http.Request) {
+	ds := a.router.Descriptors()
+	if ds == nil {
+		ds = []wire.Descriptor{}
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"descriptors": ds})
+}
+
+// pluginList answers {"plugins":[…]}: every plugin folder the broker's own
+// catalog saw, admitted or refused with its reason (an addition to the
+// contract, for `airlock tools --broker`).
+func (a *API) pluginList(w http.ResponseWriter, _ *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"plugins": a.plugins()})
+}
+
+// call answers 200 with the answer envelope, ok or refused. A body that is
+// not a call envelope (over the cap included) is answered 400 with a
+// refusal envelope, and counted like any other refusal.
+func (a *API) call(w http.ResponseWriter, r *http.Request) {
+	body, err := httpx.ReadBody(w, r, MaxCallBytes)
+	if err == nil {
+		var c wire.Call
+		if c, err = wire.ParseCall(body); err == nil {
+			httpx.WriteJSON(w, http.StatusOK, a.router.Call(r.Context(), c))
+			return
+		}
+	}
+	ans := wire.RefuseBody(body, err)
+	a.router.observe(Route{}, false, wire.Call{}, ans, 0)
+	httpx.WriteJSON(w, http.StatusBadRequest, ans)
+}

@@ -1,0 +1,194 @@
+// Package calls routes tool calls to the executor that admitted their
+// descriptor and serves GET /v1/tools and POST /v1/calls.
+//
+// Every call passes through Router.Call, whatever its door (the local
+// executors or a channel peer), so metrics, draining and panic containment
+// are applied once, in one place.
+package calls
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Door is somewhere a call can be answered: the local executors, or a peer
+// on the executor channel.
+type Door interface {
+	// Call answers c. It must settle exactly once and never panic; the
+	// router contains a panic anyway.
+	Call(ctx context.Context, c wire.Call) wire.Answer
+}
+
+// Route is where calls for one descriptor go.
+type Route struct {
+	Descriptor wire.Descriptor
+	// Executor is "local", "page" or "machine:<pairing name>".
+	Executor string
+	Door     Door
+}
+
+// Kind is the peer kind of the route's executor, for metric labels:
+// local, page or machine.
+func (r Route) Kind() string {
+	kind, _, _ := strings.Cut(r.Executor, ":")
+	return kind
+}
+
+// Source is a set of routes: the local executors, the page executor, the
+// paired environments.
+type Source interface {
+	// Lookup finds the route for one descriptor; it is on every call's path.
+	Lookup(id string) (Route, bool)
+	// Routes lists every route of the source.
+	Routes() []Route
+}
+
+// Router picks the door for each call by descriptorId.
+type Router struct {
+	metrics *metrics.Registry
+	logger  *slog.Logger
+
+	mu      sync.RWMutex
+	sources []Source // in priority order: earlier wins a descriptorId
+
+	draining atomic.Bool
+	inflight sync.WaitGroup
+}
+
+// NewRouter builds a Router over sources, in priority order.
+func NewRouter(reg *metrics.Registry, logger *slog.Logger, sources ...Source) *Router {
+	return &Router{metrics: reg, logger: logger, sources: sources}
+}
+
+// AddSource appends a source at the lowest priority.
+func (r *Router) AddSource(s Source) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sources = append(r.sources, s)
+}
+
+// resolve finds the first source that lists id.
+func (r *Router) resolve(id string) (Route, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, s := range r.sources {
+		if rt, ok := s.Lookup(id); ok {
+			return rt, true
+		}
+	}
+	return Route{}, false
+}
+
+// Descriptors lists every routable descriptor with its executor, sorted by
+// id; a descriptor listed by several sources is shown where calls go.
+func (r *Router) Descriptors() []wire.Descriptor {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	seen := map[string]bool{}
+	var out []wire.Descriptor
+	for _, s := range r.sources {
+		for _, rt := range s.Routes() {
+			d := rt.Descriptor
+			if seen[d.DescriptorID] {
+				continue
+			}
+			seen[d.DescriptorID] = true
+			d.Executor = rt.Executor
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].DescriptorID < out[j].DescriptorID })
+	return out
+}
+
+// Call answers one validated call: refused shutting-down while draining,
+// unattributed-call when no source lists the descriptor, else whatever the
+// door answers. It records the call's metrics.
+func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
+	start := time.Now()
+	rt, found := r.resolve(c.DescriptorID)
+	defer func() { r.observe(rt, found, c, a, time.Since(start)) }()
+	if r.draining.Load() {
+		return wire.Refuse(c.CallID, wire.ShuttingDown, nil)
+	}
+	if !found {
+		return wire.Refuse(c.CallID, wire.UnattributedCall, nil)
+	}
+	r.inflight.Add(1)
+	defer r.inflight.Done()
+	return contain(ctx, rt.Door, c)
+}
+
+// contain runs the door and turns a panic into exec-threw, so one broken
+// executor cannot take the broker down or leave a caller hanging.
+func contain(ctx context.Context, d Door, c wire.Call) (a wire.Answer) {
+	defer func() {
+		if recover() != nil {
+			a = wire.Refuse(c.CallID, wire.ExecThrew, nil)
+		}
+	}()
+	a = d.Call(ctx, c)
+	a.CallID = c.CallID
+	return a
+}
+
+// observe records the call. Labels come from the admitted descriptor:
+// a descriptor or tool the caller made up is counted as OTHER.
+func (r *Router) observe(rt Route, found bool, c wire.Call, a wire.Answer, took time.Duration) {
+	desc, tool := metrics.Other, metrics.Other
+	if found {
+		desc = rt.Descriptor.DescriptorID
+		if _, ok := rt.Descriptor.Tool(c.Tool); ok {
+			tool = c.Tool
+		}
+		r.metrics.ChannelCalls.WithLabelValues(rt.Kind(), outcomeOf(a)).Inc()
+	}
+	m := r.metrics
+	m.ToolCalls.WithLabelValues(desc, tool, outcomeOf(a)).Inc()
+	m.ToolCallDuration.WithLabelValues(desc, tool).Observe(took.Seconds())
+	if a.Refused.IsTimeout() {
+		m.ToolTimeouts.WithLabelValues(desc, tool).Inc()
+	}
+	if a.Budget != nil {
+		m.ToolFetchRequests.WithLabelValues(desc).Observe(float64(a.Budget.RequestsUsed))
+	}
+}
+
+// outcomeOf is "ok" or the refusal's rule id.
+func outcomeOf(a wire.Answer) string {
+	if a.OK {
+		return "ok"
+	}
+	return metrics.LabelIn(string(a.Refused), ruleNames...)
+}
+
+var ruleNames = func() []string {
+	out := make([]string, len(wire.Rules))
+	for i, r := range wire.Rules {
+		out[i] = string(r)
+	}
+	return out
+}()
+
+// Drain refuses new calls with shutting-down; calls in flight go on.
+func (r *Router) Drain() { r.draining.Store(true) }
+
+// Wait blocks until calls in flight have settled or ctx is done.
+func (r *Router) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { r.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,64 @@
+package channel
+
+import (
+	"github.com/airlock/airlock/broker/pairing"
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// control handles a frame with a top-level "type": after authentication
+// the only control message a peer may send is its catalog. An invalid one
+// is counted and logged, and the previous catalog stays.
+func (c *Channel) control(p *peer, data []byte) {
+	ds, err := wire.ParseCatalog(data)
+	if err != nil {
+		c.m.ChannelFramesRejected.WithLabelValues(reasonCatalogInvalid).Inc()
+		c.log.Warn("catalog rejected", "executor", p.executor(), "rule", string(wire.RuleOf(err)))
+		return
+	}
+	c.accept(p, ds)
+}
+
+// accept makes ds the remembered catalog of p's executor, provided p is
+// still that executor's connection (not replaced, not revoked), and
+// routes to it. A machine's catalog is also written to the data folder so
+// that its descriptors are still known, and refused machine-unreachable,
+// after a restart.
+func (c *Channel) accept(p *peer, ds []wire.Descriptor) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.slotOf(p.identity)
+	if s == nil || s.peer.Load() != p {
+		return
+	}
+	s.catalog = ds
+	if p.kind == Machine {
+		if err := pairing.SaveCatalog(c.opts.Data, p.name, ds); err != nil {
+			c.log.Warn("catalog not remembered on disk", "executor", p.executor(), "err", err)
+		}
+	}
+	c.rebuild()
+	c.log.Info("catalog accepted", "executor", p.executor(), "descriptors", len(ds))
+}
+
+// slotOf is the slot of an identity, or nil for a pairing that is gone.
+// Callers hold c.mu.
+func (c *Channel) slotOf(id identity) *slot {
+	if id.kind == Page {
+		return c.page
+	}
+	return c.machines[id.name]
+}
+
+// remember loads the catalog a pairing last sent, if the data folder
+// holds one. A damaged file is logged and ignored: the environment sends
+// a fresh catalog when it connects.
+func (c *Channel) remember(s *slot) {
+	ds, ok, err := pairing.LoadCatalog(c.opts.Data, s.name)
+	if err != nil {
+		c.log.Warn("remembered catalog unreadable", "executor", s.executor, "err", err)
+		return
+	}
+	if ok {
+		s.catalog = ds
+	}
+}

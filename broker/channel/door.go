@@ -1,0 +1,249 @@
+package channel
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Kind is the kind of an executor peer and the value of every peer metric
+// label: never a pairing name or a connection id.
+type Kind string
+
+// The peer kinds.
+const (
+	Page    Kind = "page"
+	Machine Kind = "machine"
+)
+
+// offline, timeout and closed are the kind's peer-absence rules
+// (PROTOCOL section 5).
+func (k Kind) offline() wire.Rule { return k.pick(wire.NoPage, wire.MachineUnreachable) }
+func (k Kind) timeout() wire.Rule { return k.pick(wire.PageTimeout, wire.MachineTimeout) }
+func (k Kind) closed() wire.Rule  { return k.pick(wire.PageClosed, wire.MachineClosed) }
+
+func (k Kind) pick(page, machine wire.Rule) wire.Rule {
+	if k == Page {
+		return page
+	}
+	return machine
+}
+
+// Link is one peer connection as a Door uses it (createChannel's
+// transport): whether it is up, and how to put a frame on it.
+type Link interface {
+	// Connected reports whether frames can still reach the peer.
+	Connected() bool
+	// Send writes one frame to the peer within ctx.
+	Send(ctx context.Context, frame []byte) error
+}
+
+// DoorOptions configure a Door.
+type DoorOptions struct {
+	// MaxInflight bounds the calls awaiting an answer; past it Ask refuses
+	// overloaded. Zero means 1024.
+	MaxInflight int
+	Metrics     *metrics.Registry
+	Logger      *slog.Logger
+}
+
+// Door is the broker's side of one peer connection (createChannel): Ask
+// sends a call and waits for the peer's answer, and Answer feeds it the
+// frames the peer sends back.
+//
+// # Notes
+//
+//   - Every call settles exactly once. A call is one pending entry; an
+//     answer, the timeout, the caller giving up and Abandon each settle
+//     it only by removing that entry under the lock, and only the remover
+//     delivers, so a second settler finds nothing to do.
+//   - The broker rewrites callId on the way out to an id of its own
+//     ("b_<n>", unique in the process) and restores the caller's on the
+//     way back. Callers that reuse ids cannot collide, and an answer can
+//     only settle a call that this door sent on this connection.
+//   - A frame that fails validation, or names a call this door is not
+//     waiting for, settles nothing; it is counted by reason and logged
+//     without its content.
+type Door struct {
+	kind     Kind
+	link     Link
+	max      int
+	log      *slog.Logger
+	m        *metrics.Registry
+	inflight prometheus.Gauge
+
+	mu      sync.Mutex
+	pending map[string]*pending
+	closed  bool
+
+	// settled, when set (tests), is told each broker id as it settles.
+	settled func(id string)
+}
+
+// pending is one call awaiting its answer. done has room for exactly the
+// one answer its remover delivers.
+type pending struct {
+	callerID string
+	done     chan wire.Answer
+}
+
+// nextID numbers the broker's own call ids across every door.
+var nextID atomic.Uint64
+
+// NewDoor is a door for one connection of kind to link.
+func NewDoor(kind Kind, link Link, o DoorOptions) *Door {
+	if o.MaxInflight <= 0 {
+		o.MaxInflight = 1024
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Door{kind: kind, link: link, max: o.MaxInflight, log: o.Logger, m: o.Metrics,
+		inflight: o.Metrics.ChannelInflight.WithLabelValues(string(kind)), pending: map[string]*pending{}}
+}
+
+// Ask sends c to the peer and returns its answer, with c's callId.
+//
+// It refuses at once, sending nothing, when the peer is not connected
+// (no-page, machine-unreachable) or has MaxInflight calls pending
+// (overloaded). It settles page-timeout / machine-timeout when no valid
+// answer arrives within timeout (the descriptor's timeoutMs plus the
+// grace), and page-closed / machine-closed when the connection ends
+// first. A caller whose ctx ends stops waiting: its call settles as timed
+// out (the answer would go nowhere) without counting a channel timeout.
+func (d *Door) Ask(ctx context.Context, c wire.Call, timeout time.Duration) wire.Answer {
+	if !d.link.Connected() {
+		return wire.Refuse(c.CallID, d.kind.offline(), nil)
+	}
+	id, p, refused := d.register(c.CallID)
+	if refused != "" {
+		return wire.Refuse(c.CallID, refused, nil)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	d.send(ctx, id, c, timeout)
+	select {
+	case a := <-p.done:
+		return a
+	case <-timer.C:
+		if d.settle(id, wire.Refuse(id, d.kind.timeout(), nil)) {
+			d.m.ChannelTimeouts.WithLabelValues(string(d.kind)).Inc()
+		}
+	case <-ctx.Done():
+		d.settle(id, wire.Refuse(id, d.kind.timeout(), nil))
+	}
+	return <-p.done
+}
+
+// register adds a pending entry under a fresh broker id, unless the door
+// is abandoned or full.
+func (d *Door) register(callerID string) (string, *pending, wire.Rule) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return "", nil, d.kind.offline()
+	}
+	if len(d.pending) >= d.max {
+		return "", nil, wire.Overloaded
+	}
+	id := "b_" + strconv.FormatUint(nextID.Add(1), 10)
+	p := &pending{callerID: callerID, done: make(chan wire.Answer, 1)}
+	d.pending[id] = p
+	d.inflight.Inc()
+	return id, p, ""
+}
+
+// send puts the call on the link under the broker's id. The write is
+// bounded by the call's timeout but not by the caller's context: a caller
+// giving up must not cut a connection other calls share. A failed write
+// means the connection is gone: the call settles closed.
+func (d *Door) send(ctx context.Context, id string, c wire.Call, timeout time.Duration) {
+	c.CallID = id
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	if err := d.link.Send(wctx, wire.CallFrame(c)); err != nil {
+		d.settle(id, wire.Refuse(id, d.kind.closed(), nil))
+	}
+}
+
+// settle delivers a to the call pending under id, if it still is, with
+// the caller's callId restored. It reports whether it settled the call.
+func (d *Door) settle(id string, a wire.Answer) bool {
+	d.mu.Lock()
+	p, ok := d.pending[id]
+	if ok {
+		delete(d.pending, id)
+		d.inflight.Dec()
+	}
+	d.mu.Unlock()
+	if !ok {
+		return false
+	}
+	d.deliver(id, p, a)
+	return true
+}
+
+func (d *Door) deliver(id string, p *pending, a wire.Answer) {
+	a.CallID = p.callerID
+	p.done <- a
+	if d.settled != nil {
+		d.settled(id)
+	}
+}
+
+// Answer takes one answer frame from the peer. A valid answer settles the
+// call it names, exactly as the peer sent it (runtime refusals and their
+// budget included) but with the caller's callId. Anything else settles
+// nothing and is counted: a frame failing validation under its rule id,
+// a valid answer nobody waits for as unknown-call.
+func (d *Door) Answer(frame []byte) error {
+	a, err := wire.ParseAnswer(frame)
+	if err != nil {
+		rule := wire.RuleOf(err)
+		d.reject(string(rule), slog.LevelWarn)
+		return fmt.Errorf("%w: %s", ErrFrameRejected, rule)
+	}
+	if !d.settle(a.CallID, a) {
+		// Usually an answer that lost the race with its timeout.
+		d.reject(reasonUnknownCall, slog.LevelDebug)
+		return ErrUnknownCall
+	}
+	return nil
+}
+
+func (d *Door) reject(reason string, level slog.Level) {
+	d.m.ChannelFramesRejected.WithLabelValues(reason).Inc()
+	d.log.Log(context.Background(), level, "channel frame rejected", "peer", string(d.kind), "reason", reason)
+}
+
+// Abandon settles every pending call closed (page-closed, machine-closed)
+// and makes later Asks refuse as if the peer were not connected. The
+// connection's owner calls it once the connection is gone; it is
+// idempotent.
+func (d *Door) Abandon() {
+	d.mu.Lock()
+	d.closed = true
+	all := d.pending
+	d.pending = map[string]*pending{}
+	d.inflight.Sub(float64(len(all)))
+	d.mu.Unlock()
+	for id, p := range all {
+		d.deliver(id, p, wire.Refuse(id, d.kind.closed(), nil))
+	}
+}
+
+// Pending is the number of calls awaiting an answer.
+func (d *Door) Pending() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pending)
+}

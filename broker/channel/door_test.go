@@ -1,0 +1,474 @@
+package channel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/metrics"
+)
+
+// memLink is an in-memory peer connection: frames the door sends land in
+// sent, in order; the test plays the peer.
+type memLink struct {
+	up      atomic.Bool
+	failing atomic.Bool
+	sent    chan []byte
+	mu      sync.Mutex
+	ids     []string // every broker id the door tried to send
+}
+
+func newLink() *memLink {
+	l := &memLink{sent: make(chan []byte, 1<<16)}
+	l.up.Store(true)
+	return l
+}
+
+func (l *memLink) Connected() bool { return l.up.Load() }
+
+func (l *memLink) Send(_ context.Context, frame []byte) error {
+	c, err := wire.ParseCall(frame)
+	if err != nil {
+		panic("the door sent an invalid call: " + err.Error())
+	}
+	l.mu.Lock()
+	l.ids = append(l.ids, c.CallID)
+	l.mu.Unlock()
+	if l.failing.Load() || !l.up.Load() {
+		return errors.New("memLink: down")
+	}
+	l.sent <- frame
+	return nil
+}
+
+// next is the next call the door sent.
+func (l *memLink) next(t testing.TB) wire.Call {
+	t.Helper()
+	select {
+	case f := <-l.sent:
+		c, err := wire.ParseCall(f)
+		if err != nil {
+			t.Fatalf("sent frame is not a call: %v", err)
+		}
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("the door sent nothing")
+	}
+	return wire.Call{}
+}
+
+func testDoor(t testing.TB, kind Kind, max int) (*Door, *memLink, *metrics.Registry) {
+	reg := metrics.New()
+	l := newLink()
+	return NewDoor(kind, l, DoorOptions{MaxInflight: max, Metrics: reg}), l, reg
+}
+
+func call(id, marker string) wire.Call {
+	return wire.Call{V: 1, CallID: id, Tool: "echo", DescriptorID: "fx",
+		Args: json.RawMessage(`{"m":"` + marker + `"}`), BoundsEcho: json.RawMessage(`{}`)}
+}
+
+// ask runs Ask on its own goroutine; the answer arrives on the channel.
+func ask(d *Door, c wire.Call, timeout time.Duration) <-chan wire.Answer {
+	out := make(chan wire.Answer, 1)
+	go func() { out <- d.Ask(context.Background(), c, timeout) }()
+	return out
+}
+
+func okFrame(id string, observed string) []byte {
+	return []byte(fmt.Sprintf(`{"v":1,"callId":%q,"ok":true,"observed":%s,"budget":{"requestsUsed":1,"requestsLimit":3}}`, id, observed))
+}
+
+func wantRule(t testing.TB, a wire.Answer, r wire.Rule) {
+	t.Helper()
+	if a.OK || a.Refused != r {
+		data, _ := json.Marshal(a)
+		t.Fatalf("want %s, got %s", r, data)
+	}
+}
+
+func settledWithin(ch <-chan wire.Answer) (wire.Answer, bool) {
+	select {
+	case a := <-ch:
+		return a, true
+	case <-time.After(50 * time.Millisecond):
+		return wire.Answer{}, false
+	}
+}
+
+func TestDoorOfflineRefusesAtOnceSendingNothing(t *testing.T) {
+	for kind, rule := range map[Kind]wire.Rule{Page: wire.NoPage, Machine: wire.MachineUnreachable} {
+		d, l, _ := testDoor(t, kind, 0)
+		l.up.Store(false)
+		a := d.Ask(context.Background(), call("c1", "x"), time.Hour)
+		wantRule(t, a, rule)
+		if a.CallID != "c1" || len(l.ids) != 0 || d.Pending() != 0 {
+			t.Errorf("%s: callId %q, %d frames sent, %d pending", kind, a.CallID, len(l.ids), d.Pending())
+		}
+	}
+}
+
+func TestDoorAnswerSettlesWithTheCallersID(t *testing.T) {
+	d, l, reg := testDoor(t, Machine, 0)
+	out := ask(d, call("same-id", "x"), time.Hour)
+	sent := l.next(t)
+	if !strings.HasPrefix(sent.CallID, "b_") || sent.CallID == "same-id" {
+		t.Fatalf("callId not rewritten on the channel hop: %q", sent.CallID)
+	}
+	if string(sent.Args) != `{"m":"x"}` || sent.Tool != "echo" || sent.DescriptorID != "fx" {
+		t.Errorf("call changed on the way: %+v", sent)
+	}
+	if v := testutil.ToFloat64(reg.ChannelInflight.WithLabelValues("machine")); v != 1 {
+		t.Errorf("inflight gauge %v, want 1", v)
+	}
+	if err := d.Answer(okFrame(sent.CallID, `{"m":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	a := <-out
+	if !a.OK || a.CallID != "same-id" || string(a.Observed) != `{"m":"x"}` || a.Budget == nil || *a.Budget != (wire.Budget{RequestsUsed: 1, RequestsLimit: 3}) {
+		t.Fatalf("answer %+v", a)
+	}
+	if v := testutil.ToFloat64(reg.ChannelInflight.WithLabelValues("machine")); v != 0 || d.Pending() != 0 {
+		t.Errorf("inflight gauge %v, pending %d after the answer", v, d.Pending())
+	}
+}
+
+func TestDoorRuntimeRefusalsPassUnchanged(t *testing.T) {
+	for _, r := range []wire.Rule{wire.HostNotAllowed, wire.FetchFailed, wire.BudgetExhausted, wire.ExecTimeout, wire.UnattributedCall, wire.MachineClosed} {
+		d, l, _ := testDoor(t, Machine, 0)
+		out := ask(d, call("c", "x"), time.Hour)
+		sent := l.next(t)
+		frame := fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":%q,"why":"peer text","budget":{"requestsUsed":2,"requestsLimit":2}}`, sent.CallID, r)
+		if err := d.Answer([]byte(frame)); err != nil {
+			t.Fatal(err)
+		}
+		a := <-out
+		if a.OK || a.Refused != r || a.Why != "peer text" || a.Budget == nil || *a.Budget != (wire.Budget{RequestsUsed: 2, RequestsLimit: 2}) || a.CallID != "c" {
+			t.Errorf("%s changed on the way: %+v", r, a)
+		}
+	}
+}
+
+func TestDoorTimeout(t *testing.T) {
+	for kind, rule := range map[Kind]wire.Rule{Page: wire.PageTimeout, Machine: wire.MachineTimeout} {
+		d, l, reg := testDoor(t, kind, 0)
+		a := d.Ask(context.Background(), call("c", "x"), time.Millisecond)
+		wantRule(t, a, rule)
+		if a.CallID != "c" || d.Pending() != 0 {
+			t.Errorf("callId %q, pending %d", a.CallID, d.Pending())
+		}
+		if v := testutil.ToFloat64(reg.ChannelTimeouts.WithLabelValues(string(kind))); v != 1 {
+			t.Errorf("timeouts counted %v, want 1", v)
+		}
+		// The answer that comes too late settles nothing and is counted.
+		sent := l.next(t)
+		if err := d.Answer(okFrame(sent.CallID, `{}`)); !errors.Is(err, ErrUnknownCall) {
+			t.Errorf("late answer: %v", err)
+		}
+		if v := testutil.ToFloat64(reg.ChannelFramesRejected.WithLabelValues("unknown-call")); v != 1 {
+			t.Errorf("unknown-call counted %v", v)
+		}
+	}
+}
+
+func TestDoorCallerGivingUpIsNotAChannelTimeout(t *testing.T) {
+	d, l, reg := testDoor(t, Page, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan wire.Answer, 1)
+	go func() { out <- d.Ask(ctx, call("c", "x"), time.Hour) }()
+	l.next(t)
+	cancel()
+	wantRule(t, <-out, wire.PageTimeout)
+	if v := testutil.ToFloat64(reg.ChannelTimeouts.WithLabelValues("page")); v != 0 || d.Pending() != 0 {
+		t.Errorf("timeouts %v, pending %d", v, d.Pending())
+	}
+}
+
+func TestDoorAbandonSettlesEveryCallClosed(t *testing.T) {
+	for kind, rule := range map[Kind]wire.Rule{Page: wire.PageClosed, Machine: wire.MachineClosed} {
+		d, l, reg := testDoor(t, kind, 0)
+		var outs []<-chan wire.Answer
+		for i := range 5 {
+			outs = append(outs, ask(d, call(fmt.Sprint("c", i), "x"), time.Hour))
+			l.next(t)
+		}
+		d.Abandon()
+		for i, out := range outs {
+			a := <-out
+			wantRule(t, a, rule)
+			if a.CallID != fmt.Sprint("c", i) {
+				t.Errorf("callId %q", a.CallID)
+			}
+		}
+		if v := testutil.ToFloat64(reg.ChannelInflight.WithLabelValues(string(kind))); v != 0 || d.Pending() != 0 {
+			t.Errorf("inflight %v, pending %d", v, d.Pending())
+		}
+		// After the connection is gone a call is refused as offline, and
+		// nothing is sent.
+		before := len(l.ids)
+		wantRule(t, d.Ask(context.Background(), call("late", "x"), time.Hour), kind.offline())
+		if len(l.ids) != before {
+			t.Error("a frame was sent on an abandoned door")
+		}
+		d.Abandon() // idempotent
+	}
+}
+
+func TestDoorBadFramesNeverSettle(t *testing.T) {
+	d, l, reg := testDoor(t, Machine, 0)
+	out := ask(d, call("c", "x"), time.Hour)
+	id := l.next(t).CallID
+	bad := map[string]string{
+		"malformed":        `{"v":1,"callId":"` + id + `","ok":true}`,
+		"not json":         `{"v":1,"callId":"` + id,
+		"unknown-field":    `{"v":1,"callId":"` + id + `","ok":true,"observed":{},"grant":"everything"}`,
+		"version-mismatch": `{"v":2,"callId":"` + id + `","ok":true,"observed":{}}`,
+		"unknown rule":     `{"v":1,"callId":"` + id + `","ok":false,"refused":"allowed","why":"x"}`,
+		"unattributed":     `{"v":1,"callId":"b_0","ok":true,"observed":{}}`,
+		"caller's own id":  `{"v":1,"callId":"c","ok":true,"observed":{}}`,
+	}
+	for name, f := range bad {
+		if err := d.Answer([]byte(f)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		if _, done := settledWithin(out); done {
+			t.Fatalf("%s settled the call", name)
+		}
+	}
+	if d.Pending() != 1 {
+		t.Fatalf("pending %d", d.Pending())
+	}
+	for reason, want := range map[string]float64{"malformed": 3, "unknown-field": 1, "version-mismatch": 1, "unknown-call": 2} {
+		if v := testutil.ToFloat64(reg.ChannelFramesRejected.WithLabelValues(reason)); v != want {
+			t.Errorf("frames rejected %s = %v, want %v", reason, v, want)
+		}
+	}
+	if err := d.Answer(okFrame(id, `{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Answer(okFrame(id, `{"n":2}`)); !errors.Is(err, ErrUnknownCall) {
+		t.Errorf("duplicate answer: %v", err)
+	}
+	if a := <-out; !a.OK || string(a.Observed) != `{"n":1}` {
+		t.Errorf("settled by %+v, want the first valid answer", a)
+	}
+	select {
+	case a := <-out:
+		t.Errorf("settled twice: %+v", a)
+	default:
+	}
+}
+
+func TestDoorForeignAnswerSettlesNothing(t *testing.T) {
+	reg := metrics.New()
+	la, lb := newLink(), newLink()
+	a := NewDoor(Machine, la, DoorOptions{Metrics: reg})
+	b := NewDoor(Machine, lb, DoorOptions{Metrics: reg})
+	outA := ask(a, call("c", "a"), time.Hour)
+	idA := la.next(t).CallID
+	if err := b.Answer(okFrame(idA, `{}`)); !errors.Is(err, ErrUnknownCall) {
+		t.Fatalf("another peer's answer: %v", err)
+	}
+	if _, done := settledWithin(outA); done {
+		t.Fatal("settled by another peer's answer")
+	}
+	a.Abandon()
+	<-outA
+}
+
+func TestDoorOverloaded(t *testing.T) {
+	d, l, _ := testDoor(t, Page, 2)
+	o1, o2 := ask(d, call("1", "x"), time.Hour), ask(d, call("2", "x"), time.Hour)
+	l.next(t)
+	l.next(t)
+	a := d.Ask(context.Background(), call("3", "x"), time.Hour)
+	wantRule(t, a, wire.Overloaded)
+	if len(l.ids) != 2 {
+		t.Errorf("%d frames sent, want 2", len(l.ids))
+	}
+	d.Abandon()
+	<-o1
+	<-o2
+}
+
+func TestDoorSendFailureSettlesClosed(t *testing.T) {
+	d, l, _ := testDoor(t, Machine, 0)
+	l.failing.Store(true)
+	wantRule(t, d.Ask(context.Background(), call("c", "x"), time.Hour), wire.MachineClosed)
+	if d.Pending() != 0 {
+		t.Errorf("pending %d", d.Pending())
+	}
+}
+
+// TestDoorHammer runs P goroutines × N calls against doors whose peer
+// answers at random (correctly, twice, after garbage, with another call's
+// id, never) while connections drop and come back. Every call must settle
+// exactly once, with its own answer or a named refusal, and nothing may be
+// left pending.
+func TestDoorHammer(t *testing.T) {
+	P, N := 16, 400
+	if testing.Short() {
+		P, N = 4, 100
+	}
+	reg := metrics.New()
+	h := &hammer{t: t, reg: reg, settled: map[string]int{}}
+	h.connect()
+	var wg sync.WaitGroup
+	for g := range P {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range N {
+				h.one(fmt.Sprintf("g%d-%d", g, i%7)) // callers reuse ids
+			}
+		}()
+	}
+	wg.Wait()
+	h.stop()
+	h.check()
+}
+
+type hammer struct {
+	t       *testing.T
+	reg     *metrics.Registry
+	cur     atomic.Pointer[hammerConn]
+	mu      sync.Mutex
+	all     []*hammerConn
+	settled map[string]int
+	peers   sync.WaitGroup
+	swaps   atomic.Int64
+	outcome sync.Map // rule -> *atomic.Int64
+}
+
+type hammerConn struct {
+	door *Door
+	link *memLink
+}
+
+// connect opens a new connection and its peer goroutine.
+func (h *hammer) connect() {
+	l := newLink()
+	c := &hammerConn{link: l, door: NewDoor(Machine, l, DoorOptions{MaxInflight: 64, Metrics: h.reg})}
+	c.door.settled = func(id string) {
+		h.mu.Lock()
+		h.settled[id]++
+		h.mu.Unlock()
+	}
+	h.mu.Lock()
+	h.all = append(h.all, c)
+	h.mu.Unlock()
+	h.cur.Store(c)
+	h.peers.Add(1)
+	go h.peer(c)
+}
+
+// peer answers the connection's calls at random until it is dropped.
+func (h *hammer) peer(c *hammerConn) {
+	defer h.peers.Done()
+	var last string
+	for f := range c.link.sent {
+		call, _ := wire.ParseCall(f)
+		var m struct{ M string }
+		_ = json.Unmarshal(call.Args, &m)
+		obs := fmt.Sprintf(`{"m":%q}`, m.M)
+		switch rand.N(10) {
+		case 0: // never answered: it times out
+		case 1:
+			_ = c.door.Answer(okFrame(call.CallID, obs))
+			_ = c.door.Answer(okFrame(call.CallID, obs))
+		case 2:
+			_ = c.door.Answer([]byte(`{"v":1,"callId":"` + call.CallID + `","ok":true}`))
+			_ = c.door.Answer(okFrame(call.CallID, obs))
+		case 3:
+			if last != "" {
+				_ = c.door.Answer(okFrame(last, `{"m":"someone else's"}`))
+			}
+			_ = c.door.Answer(okFrame(call.CallID, obs))
+		case 4:
+			if rand.N(40) == 0 && h.cur.Load() == c {
+				c.link.up.Store(false)
+				c.door.Abandon()
+				h.swaps.Add(1)
+				h.connect()
+				return
+			}
+			fallthrough
+		default:
+			_ = c.door.Answer(okFrame(call.CallID, obs))
+		}
+		last = call.CallID
+	}
+}
+
+func (h *hammer) one(callerID string) {
+	marker := fmt.Sprint(rand.Uint64())
+	c := h.cur.Load()
+	a := c.door.Ask(context.Background(), call(callerID, marker), time.Duration(1+rand.N(4))*time.Millisecond)
+	if a.CallID != callerID {
+		h.t.Errorf("answer for %q came back as %q", callerID, a.CallID)
+	}
+	rule := "ok"
+	if a.OK {
+		if string(a.Observed) != `{"m":"`+marker+`"}` {
+			h.t.Errorf("call settled with another call's answer: %s", a.Observed)
+		}
+	} else {
+		rule = string(a.Refused)
+		switch a.Refused {
+		case wire.MachineTimeout, wire.MachineClosed, wire.MachineUnreachable, wire.Overloaded:
+		default:
+			h.t.Errorf("unexpected refusal %s", a.Refused)
+		}
+	}
+	n, _ := h.outcome.LoadOrStore(rule, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+}
+
+// stop drops every connection and waits for the peers.
+func (h *hammer) stop() {
+	h.mu.Lock()
+	for _, c := range h.all {
+		c.link.up.Store(false)
+		c.door.Abandon()
+		close(c.link.sent)
+	}
+	h.mu.Unlock()
+	h.peers.Wait()
+}
+
+func (h *hammer) check() {
+	t := h.t
+	sent := 0
+	for _, c := range h.all {
+		if c.door.Pending() != 0 {
+			t.Errorf("%d calls left pending", c.door.Pending())
+		}
+		for _, id := range c.link.ids {
+			sent++
+			if n := h.settled[id]; n != 1 {
+				t.Errorf("call %s settled %d times", id, n)
+			}
+		}
+	}
+	if len(h.settled) != sent {
+		t.Errorf("%d calls settled, %d sent", len(h.settled), sent)
+	}
+	if v := testutil.ToFloat64(h.reg.ChannelInflight.WithLabelValues("machine")); v != 0 {
+		t.Errorf("inflight gauge %v at the end", v)
+	}
+	h.outcome.Range(func(k, v any) bool {
+		t.Logf("%s: %d", k, v.(*atomic.Int64).Load())
+		return true
+	})
+	t.Logf("%d calls sent, %d reconnections", sent, h.swaps.Load())
+}

@@ -1,0 +1,167 @@
+package envclient
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// session is one connection to the broker.
+type session struct {
+	c       *Client
+	conn    *websocket.Conn
+	calls   *inflight
+	carried atomic.Bool
+}
+
+// serve says hello, sends the catalog, and then answers calls until the
+// connection ends or ctx does (then it drains).
+func (s *session) serve(ctx context.Context, grace time.Duration, bearer string) (bool, error) {
+	defer s.conn.CloseNow()
+	if err := s.write(wire.HelloFrame(bearer)); err != nil {
+		return false, err
+	}
+	if err := s.sendCatalog(); err != nil {
+		return false, err
+	}
+	s.c.event(map[string]any{"event": "connected", "broker": s.c.opts.URL})
+	s.c.opts.Logger.Info("connected", "broker", s.c.opts.URL)
+
+	callCtx, cancelCalls := context.WithCancel(context.Background())
+	defer cancelCalls()
+	readErr := make(chan error, 1)
+	go func() { readErr <- s.read(callCtx) }()
+	pinged := make(chan struct{})
+	go func() { defer close(pinged); s.keepalive(callCtx) }()
+	defer func() { <-pinged }()
+	defer cancelCalls()
+	for {
+		select {
+		case err := <-readErr:
+			cancelCalls()
+			<-s.calls.drain()
+			return s.carried.Load(), s.ended(err)
+		case <-s.c.changed:
+			if err := s.sendCatalog(); err != nil {
+				s.c.opts.Logger.Warn("catalog not sent", "err", err)
+			}
+		case <-ctx.Done():
+			s.drain(grace)
+			err := <-readErr
+			cancelCalls()
+			return s.carried.Load(), s.ended(err)
+		}
+	}
+}
+
+// drain stops taking calls, waits (bounded) for those running, and closes
+// the connection normally.
+func (s *session) drain(grace time.Duration) {
+	s.c.opts.Logger.Info("draining", "grace_ms", grace.Milliseconds())
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-s.calls.drain():
+	case <-t.C:
+		s.c.opts.Logger.Warn("drain ended with calls still running")
+	}
+	_ = s.conn.Close(websocket.StatusNormalClosure, "")
+}
+
+// ended reports how the connection ended, and turns the broker's
+// "replaced" close into ErrReplaced.
+func (s *session) ended(err error) error {
+	var ce websocket.CloseError
+	code, reason := -1, ""
+	if errors.As(err, &ce) {
+		code, reason = int(ce.Code), ce.Reason
+	}
+	s.c.event(map[string]any{"event": "disconnected", "code": code, "reason": reason})
+	s.c.opts.Logger.Info("disconnected", "code", code, "reason", reason)
+	if reason == channel.ReasonEnvironmentReplaced {
+		return ErrReplaced
+	}
+	return err
+}
+
+// read dispatches each call frame; it returns the error that ended the
+// connection.
+func (s *session) read(ctx context.Context) error {
+	for {
+		_, data, err := s.conn.Read(context.Background())
+		if err != nil {
+			return err
+		}
+		s.dispatch(ctx, data)
+	}
+}
+
+// dispatch answers one frame. A frame that is not a valid call is refused
+// (or dropped) by the executor door at once; a valid one runs on its own
+// goroutine unless the environment is draining or full.
+func (s *session) dispatch(ctx context.Context, data []byte) {
+	c, err := wire.ParseCall(data)
+	if err != nil {
+		if out := s.c.door.Handle(ctx, data); out != nil {
+			s.answer(out)
+		}
+		return
+	}
+	if rule := s.calls.enter(); rule != "" {
+		s.answer(wire.AnswerFrame(wire.Refuse(c.CallID, rule, nil)))
+		return
+	}
+	s.carried.Store(true)
+	go func() {
+		defer s.calls.leave()
+		s.answer(wire.AnswerFrame(s.c.door.Call(ctx, c)))
+	}()
+}
+
+func (s *session) answer(frame []byte) {
+	if err := s.write(frame); err != nil {
+		s.c.opts.Logger.Debug("answer not sent: connection gone", "err", err)
+	}
+}
+
+func (s *session) sendCatalog() error {
+	ds := s.c.opts.Catalog()
+	if err := s.write(wire.CatalogFrame(ds)); err != nil {
+		return err
+	}
+	s.c.opts.Logger.Info("catalog sent", "descriptors", len(ds))
+	return nil
+}
+
+func (s *session) write(frame []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	return s.conn.Write(ctx, websocket.MessageText, frame)
+}
+
+// keepalive pings the broker so a broker that vanished without a close is
+// noticed and the client reconnects.
+func (s *session) keepalive(ctx context.Context) {
+	t := time.NewTicker(pingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		err := s.conn.Ping(pctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			_ = s.conn.CloseNow()
+			return
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package channel
+
+import (
+	"context"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// slot is one executor the broker knows of, the page or a pairing: its
+// remembered catalog and its current connection, if any. The catalog is
+// guarded by Channel.mu; the connection is read on every call without it.
+type slot struct {
+	identity
+	executor string
+	peer     atomic.Pointer[peer]
+	catalog  []wire.Descriptor
+}
+
+func newSlot(id identity) *slot {
+	return &slot{identity: id, executor: id.executor()}
+}
+
+// routeDoor sends the calls of one remembered descriptor to its slot's
+// current connection, waiting its timeoutMs plus the grace.
+type routeDoor struct {
+	slot    *slot
+	timeout time.Duration
+}
+
+// Call asks the connected peer, or refuses at once, sending nothing, when
+// there is none (no-page, machine-unreachable).
+func (d routeDoor) Call(ctx context.Context, c wire.Call) wire.Answer {
+	p := d.slot.peer.Load()
+	if p == nil {
+		return wire.Refuse(c.CallID, d.slot.kind.offline(), nil)
+	}
+	return p.door.Ask(ctx, c, d.timeout)
+}
+
+var _ calls.Door = routeDoor{}
+
+// routeTable is an immutable snapshot of where each channel descriptor
+// goes, rebuilt whenever a catalog or the pairings change, so Lookup (on
+// every call's path) takes no lock.
+type routeTable struct {
+	byID map[string]calls.Route
+	list []calls.Route
+}
+
+// shadow is a descriptor that a higher-priority executor also advertises:
+// it is not routed to.
+type shadow struct{ id, loser, winner string }
+
+// Lookup finds the route for a descriptor advertised on the channel.
+func (c *Channel) Lookup(id string) (calls.Route, bool) {
+	rt, ok := c.routes.Load().byID[id]
+	return rt, ok
+}
+
+// Routes lists the channel's routes, winners only, sorted by id.
+func (c *Channel) Routes() []calls.Route { return c.routes.Load().list }
+
+var _ calls.Source = (*Channel)(nil)
+
+// rebuild recomputes the route table from the remembered catalogs, under
+// c.mu, applying the documented rule: the page wins over machines, and
+// machines win in ascending byte order of their pairing names. (Local
+// descriptors win over both; the router asks its local source first.)
+func (c *Channel) rebuild() {
+	grace := time.Duration(c.opts.Config.GraceMs) * time.Millisecond
+	t := &routeTable{byID: map[string]calls.Route{}}
+	var shadows []shadow
+	for _, s := range c.slotsInOrder() {
+		for _, d := range s.catalog {
+			if won, taken := t.byID[d.DescriptorID]; taken {
+				shadows = append(shadows, shadow{d.DescriptorID, s.executor, won.Executor})
+				continue
+			}
+			if c.opts.Local != nil {
+				if _, local := c.opts.Local.Lookup(d.DescriptorID); local {
+					shadows = append(shadows, shadow{d.DescriptorID, s.executor, "local"})
+				}
+			}
+			timeout := time.Duration(d.Bounds.TimeoutMs)*time.Millisecond + grace
+			rt := calls.Route{Descriptor: d, Executor: s.executor, Door: routeDoor{slot: s, timeout: timeout}}
+			t.byID[d.DescriptorID] = rt
+			t.list = append(t.list, rt)
+		}
+	}
+	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Descriptor.DescriptorID < t.list[j].Descriptor.DescriptorID })
+	c.routes.Store(t)
+	c.logShadows(shadows)
+}
+
+// slotsInOrder is the page, then the pairings by name.
+func (c *Channel) slotsInOrder() []*slot {
+	names := make([]string, 0, len(c.machines))
+	for name := range c.machines {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := []*slot{c.page}
+	for _, name := range names {
+		out = append(out, c.machines[name])
+	}
+	return out
+}
+
+// logShadows logs each shadowed descriptor once, when it becomes shadowed.
+// Only the current set is kept, so memory stays bounded by the catalogs.
+func (c *Channel) logShadows(now []shadow) {
+	next := make(map[shadow]bool, len(now))
+	for _, s := range now {
+		next[s] = true
+		if !c.shadows[s] {
+			c.log.Warn("descriptor shadowed: calls go to the higher-priority executor",
+				"descriptor", s.id, "executor", s.loser, "winner", s.winner)
+		}
+	}
+	c.shadows = next
+}

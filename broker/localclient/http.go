@@ -1,0 +1,150 @@
+// Package localclient is a Go client of Airlock's local browser broker, for
+// both roles: an extension-side host (Mint, DialHost) and a browser-like
+// view (Bootstrap, DialView). It speaks the wire contract of PROTOCOL
+// sections 2–4 and nothing more; the broker's tests and `airlock mint` use
+// it.
+package localclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// TokenHeader carries the launch token.
+const TokenHeader = "X-Tensorviz-Token"
+
+// Client talks HTTP to one broker.
+type Client struct {
+	// Base is the broker's URL, for example http://127.0.0.1:7420.
+	Base string
+	// Token is the launch token (needed by Mint only).
+	Token string
+	// HTTP is the client to use; nil means http.DefaultClient.
+	HTTP *http.Client
+}
+
+// MintOptions are the body of POST /local/sessions.
+type MintOptions struct {
+	LaunchOrigin string
+	// TTLSeconds is sent when not zero (the broker clamps it).
+	TTLSeconds            int64
+	CanProposeSourceEdits bool
+}
+
+// Capabilities are a session's declared browser capabilities.
+type Capabilities struct {
+	ReadOnly              bool `json:"readOnly"`
+	CanNavigateSource     bool `json:"canNavigateSource"`
+	CanWriteSource        bool `json:"canWriteSource"`
+	CanRunAgent           bool `json:"canRunAgent"`
+	CanEditGraph          bool `json:"canEditGraph"`
+	CanProposeSourceEdits bool `json:"canProposeSourceEdits"`
+}
+
+// SessionInfo is a session as bootstrap returns it.
+type SessionInfo struct {
+	WorkspaceSessionID string       `json:"workspaceSessionId"`
+	LaunchOrigin       string       `json:"launchOrigin"`
+	ExpiresAt          string       `json:"expiresAt"`
+	ProtocolVersion    int          `json:"protocolVersion"`
+	Capabilities       Capabilities `json:"capabilities"`
+}
+
+// Minted is the mint response: the session and its two secrets.
+type Minted struct {
+	SessionInfo
+	ViewCredential string `json:"viewCredential"`
+	HostCookieKey  string `json:"hostCookieKey"`
+}
+
+// ViewFragment is the URL fragment the built-in view page reads:
+// "<workspaceSessionId>.<viewCredential>".
+func (m *Minted) ViewFragment() string { return m.WorkspaceSessionID + "." + m.ViewCredential }
+
+// ViewURL is the built-in view page's URL for this session on base.
+func (m *Minted) ViewURL(base string) string {
+	return strings.TrimSuffix(base, "/") + "/local/view#" + m.ViewFragment()
+}
+
+// Mint creates a session (POST /local/sessions with the launch token).
+func (c *Client) Mint(ctx context.Context, o MintOptions) (*Minted, error) {
+	body := map[string]any{"launchOrigin": o.LaunchOrigin}
+	if o.TTLSeconds != 0 {
+		body["ttlSeconds"] = o.TTLSeconds
+	}
+	if o.CanProposeSourceEdits {
+		body["canProposeSourceEdits"] = true
+	}
+	var out Minted
+	_, err := c.post(ctx, "/local/sessions", map[string]string{TokenHeader: c.Token}, body, http.StatusCreated, &out)
+	if err != nil {
+		return nil, fmt.Errorf("localclient: mint: %w", err)
+	}
+	return &out, nil
+}
+
+// Bootstrap trades a view credential for the view cookie, as the view page
+// does: same-origin POST with Origin set to the launch origin. It returns
+// the cookie the broker set and the session info.
+func (c *Client) Bootstrap(ctx context.Context, origin, sessionID, credential string) (*http.Cookie, *SessionInfo, error) {
+	var info SessionInfo
+	body := map[string]string{"workspaceSessionId": sessionID, "viewCredential": credential}
+	resp, err := c.post(ctx, "/local/bootstrap", map[string]string{"Origin": origin}, body, http.StatusOK, &info)
+	if err != nil {
+		return nil, nil, fmt.Errorf("localclient: bootstrap: %w", err)
+	}
+	for _, ck := range resp.Cookies() {
+		if strings.HasPrefix(ck.Name, "tensorviz_local_browser_") {
+			return ck, &info, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("localclient: bootstrap: %w", ErrNoCookie)
+}
+
+// post sends a JSON body and decodes a response of status want into out;
+// any other status is an *HTTPError.
+func (c *Client) post(ctx context.Context, path string, header map[string]string, body any, want int, out any) (*http.Response, error) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.Base, "/")+path, bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != want {
+		var e struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		return nil, &HTTPError{Status: resp.StatusCode, Code: e.Error.Code}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}

@@ -1,0 +1,198 @@
+// Package contract is the frozen /local/ws message contract (PROTOCOL
+// section 4): the envelope, the schema of every message type and the order
+// in which a frame is checked. Every inbound frame passes through Validate
+// exactly once; nothing else in the broker parses client frames.
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"unicode/utf8"
+
+	"github.com/airlock/airlock/broker/internal/httpx"
+)
+
+// ProtocolVersion is the only version this broker speaks.
+const ProtocolVersion = 1
+
+// DefaultMaxFrameBytes is PROTOCOL's frame cap, 16 MiB.
+const DefaultMaxFrameBytes = 16 << 20
+
+// Frame is one inbound WebSocket message as the socket layer saw it. A
+// binary or oversize frame has no Data: it was never buffered whole.
+type Frame struct {
+	Binary   bool
+	Oversize bool
+	Data     []byte
+}
+
+// Context is what validation needs to know about the socket.
+type Context struct {
+	Role      Role
+	SessionID string
+	// ViewID is the socket's own view id (views only); payload viewIds
+	// must equal it.
+	ViewID string
+	// Handshake is true until the broker answered connected: only hello
+	// is acceptable then.
+	Handshake bool
+	// CanPropose allows sourceEdit*: the session was minted with
+	// canProposeSourceEdits and the broker allows proposals.
+	CanPropose bool
+}
+
+// Message is a frame that passed validation. Raw is the frame exactly as
+// received, which is what the relay forwards: what was checked is what is
+// sent.
+type Message struct {
+	Type         string
+	Spec         Spec
+	Raw          []byte
+	Payload      map[string]json.RawMessage
+	HostSequence int64 // 0 when absent
+	RequestID    string
+	Target       string // canonical JSON of payload.target; "" when absent
+	ViewID       string // payload.viewId when present
+
+	payloadLen int
+}
+
+// envelopeKeys are the only top-level keys a frame may carry.
+var envelopeKeys = map[string]bool{
+	"protocolVersion": true, "workspaceSessionId": true, "type": true, "payload": true, "hostSequence": true,
+}
+
+// Validate checks one frame in PROTOCOL's order, stopping at the first
+// failure: frame kind and size, JSON object, protocol version, session,
+// envelope shape, known type, then the type's role, capability, ordering
+// and payload rules.
+func Validate(f Frame, c Context) (*Message, *Refusal) {
+	if f.Binary {
+		return nil, invalid(DetailBinaryFrame)
+	}
+	if f.Oversize {
+		return nil, invalid(DetailFrameTooLarge)
+	}
+	top, r := objectMembers(f.Data)
+	if r != nil {
+		return nil, r
+	}
+	if !isOne(top["protocolVersion"]) {
+		return nil, refuse(httpx.ProtocolVersionMismatch, DetailProtocolVersion)
+	}
+	if sid, ok := stringValue(top["workspaceSessionId"]); !ok || sid != c.SessionID {
+		return nil, refuse(httpx.SessionMismatch, DetailSessionMismatch)
+	}
+	m, r := envelope(top)
+	if r != nil {
+		return nil, r
+	}
+	m.Raw = f.Data
+	if r := checkType(m, c); r != nil {
+		r.RequestID = m.RequestID
+		return nil, r
+	}
+	return m, nil
+}
+
+// envelope checks the envelope's shape (step 5): only allowed keys, a
+// string type, an object payload, an optional positive integer
+// hostSequence.
+func envelope(top map[string]json.RawMessage) (*Message, *Refusal) {
+	for k := range top {
+		if !envelopeKeys[k] {
+			return nil, invalid(DetailEnvelopeKey)
+		}
+	}
+	typ, ok := stringValue(top["type"])
+	if !ok {
+		return nil, invalid(DetailEnvelopeType)
+	}
+	raw, present := top["payload"]
+	if !present {
+		return nil, invalid(DetailEnvelopePayload)
+	}
+	payload, r := objectMembers(raw)
+	if r != nil {
+		return nil, invalid(DetailEnvelopePayload)
+	}
+	m := &Message{Type: typ, Payload: payload, payloadLen: len(raw)}
+	if seq, present := top["hostSequence"]; present {
+		n, ok := intValue(seq)
+		if !ok || n < 1 {
+			return nil, invalid(DetailEnvelopeSequence)
+		}
+		m.HostSequence = n
+	}
+	if id, ok := stringValue(payload["requestId"]); ok && validRequestID(id) {
+		m.RequestID = id
+	}
+	return m, nil
+}
+
+// checkType applies the type's rules (steps 6 and 7).
+func checkType(m *Message, c Context) *Refusal {
+	spec, known := specs[m.Type]
+	if !known {
+		return refuse(httpx.UnknownMessage, DetailUnknownType)
+	}
+	m.Spec = spec
+	switch {
+	case c.Handshake && m.Type != "hello":
+		return invalid(DetailHelloExpected)
+	case !c.Handshake && m.Type == "hello":
+		return invalid(DetailHelloRepeated)
+	case spec.From == 0:
+		return invalid(DetailBrokerOwned)
+	case spec.From&c.Role == 0:
+		return invalid(DetailDirection)
+	case spec.Family == SourceEdits && !c.CanPropose:
+		return invalid(DetailCapability)
+	case spec.Ordered && m.HostSequence == 0:
+		return invalid(DetailSequenceMissing)
+	case !spec.Ordered && m.HostSequence != 0:
+		return invalid(DetailSequenceForbidden)
+	}
+	if spec.check != nil {
+		return spec.check(payload{m: m}, c)
+	}
+	return nil
+}
+
+// objectMembers splits data, which must be exactly one JSON object in
+// valid UTF-8, into its members. A duplicate key is refused: two readers
+// (the broker and a client) could take different values from it.
+func objectMembers(data []byte) (map[string]json.RawMessage, *Refusal) {
+	if !utf8.Valid(data) {
+		return nil, invalid(DetailNotJSONObject)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, invalid(DetailNotJSONObject)
+	}
+	members := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, isKey := tok.(string)
+		if err != nil || !isKey {
+			return nil, invalid(DetailNotJSONObject)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, invalid(DetailNotJSONObject)
+		}
+		if _, dup := members[key]; dup {
+			return nil, invalid(DetailDuplicateKey)
+		}
+		members[key] = v
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, invalid(DetailNotJSONObject)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, invalid(DetailNotJSONObject)
+	}
+	return members, nil
+}

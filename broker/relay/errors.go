@@ -1,0 +1,40 @@
+package relay
+
+import "errors"
+
+// Sentinel errors of the relay hub.
+var (
+	// ErrClosed: the session's hub was closed (expiry or shutdown); no
+	// connection can join it any more.
+	ErrClosed = errors.New("relay: the session is closed")
+	// ErrTooManyViews: the session already has its maximum of views.
+	ErrTooManyViews = errors.New("relay: too many views in this session")
+	// ErrGone: the member was dropped or has left; its relay loop must
+	// stop.
+	ErrGone = errors.New("relay: the connection is no longer registered")
+)
+
+// Detail tokens of refusals raised by routing, beside the contract's own.
+const (
+	DetailSequence          = "sequence"
+	DetailNoPendingSnapshot = "no-pending-snapshot"
+	DetailNoHost            = "no-host"
+	DetailDuplicateRequest  = "duplicate-request"
+	DetailNotOwner          = "not-owner"
+	DetailKindMismatch      = "kind-mismatch"
+	DetailUnknownRequest    = "unknown-request"
+	DetailTargetMismatch    = "target-mismatch"
+	DetailViewMismatch      = "view-mismatch"
+	DetailTooManyRequests   = "too-many-requests"
+	DetailHostConnected     = "host-already-connected"
+)
+
+// Close reasons the hub gives sockets it closes itself.
+const (
+	// ReasonSlowConsumer closes (code CodeSlowConsumer) a connection whose
+	// outbound queue was full.
+	ReasonSlowConsumer = "slow-consumer"
+	// CodeSlowConsumer is 1013 Try Again Later: the client may reconnect
+	// with its cookie and ask for a snapshot.
+	CodeSlowConsumer = 1013
+)

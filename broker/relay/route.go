@@ -1,0 +1,131 @@
+package relay
+
+import (
+	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Directions, the closed label set of airlock_relay_messages_total.
+const (
+	dirHostToViews = "host_to_views"
+	dirViewToHost  = "view_to_host"
+	dirHostToView  = "host_to_view"
+	dirBroker      = "broker"
+)
+
+// Handle routes one validated message from m. A refusal is answered to m
+// as a typed error and returned (for metrics). ErrGone means m was dropped
+// or has left: the caller's relay loop must stop, since a dead connection
+// relays nothing more.
+func (h *Hub) Handle(m *Member, msg *contract.Message) (*contract.Refusal, error) {
+	h.mu.Lock()
+	defer h.unlock()
+	if m.dead || h.closed {
+		return nil, ErrGone
+	}
+	r := h.route(m, msg)
+	if r != nil {
+		if r.RequestID == "" {
+			r.RequestID = msg.RequestID
+		}
+		h.offer(m, ErrorFrame(h.opts.SessionID, r))
+	}
+	return r, nil
+}
+
+// Refuse answers m with a typed error for a frame the contract refused.
+// Like Handle it returns ErrGone for a member that is no longer registered.
+func (h *Hub) Refuse(m *Member, r *contract.Refusal) error {
+	h.mu.Lock()
+	defer h.unlock()
+	if m.dead || h.closed {
+		return ErrGone
+	}
+	h.offer(m, ErrorFrame(h.opts.SessionID, r))
+	return nil
+}
+
+func (h *Hub) route(m *Member, msg *contract.Message) *contract.Refusal {
+	spec := msg.Spec
+	switch {
+	case spec.Kind != contract.NotRequest && m.role == contract.View:
+		return h.fromViewRequest(m, msg)
+	case spec.Kind != contract.NotRequest:
+		return h.fromHostReply(msg)
+	case msg.Type == "snapshotRequest":
+		return h.ask(m, msg)
+	case msg.Type == "snapshot":
+		return h.answer(msg)
+	case m.role == contract.Host:
+		return h.fromHostState(msg)
+	}
+	return h.toHost(msg)
+}
+
+// fromHostState broadcasts host state, ack and error to every view,
+// enforcing strictly increasing hostSequence on ordered state.
+func (h *Hub) fromHostState(msg *contract.Message) *contract.Refusal {
+	if msg.Spec.Ordered {
+		if msg.HostSequence <= h.lastSeq {
+			return refuse(DetailSequence)
+		}
+		h.lastSeq = msg.HostSequence
+	}
+	h.count(msg.Type, dirHostToViews)
+	for _, v := range h.views {
+		h.offer(v, msg.Raw)
+	}
+	return nil
+}
+
+// toHost forwards view traffic (revealNode, ack, error) to the host only.
+func (h *Hub) toHost(msg *contract.Message) *contract.Refusal {
+	if h.host == nil {
+		return refuse(DetailNoHost)
+	}
+	h.forward(h.host, msg.Raw, msg.Type, dirViewToHost)
+	return nil
+}
+
+func refuse(detail string) *contract.Refusal {
+	return &contract.Refusal{Code: httpx.InvalidMessage, Detail: detail}
+}
+
+// send encodes and queues a broker-owned message for m.
+func (h *Hub) send(m *Member, typ string, payload any) {
+	if m == nil || m.dead {
+		return
+	}
+	h.count(typ, dirBroker)
+	h.offer(m, Frame(h.opts.SessionID, typ, payload))
+}
+
+// forward queues a client frame for one member and counts it.
+func (h *Hub) forward(m *Member, raw []byte, typ, dir string) {
+	if m == nil || m.dead {
+		return
+	}
+	h.count(typ, dir)
+	h.offer(m, raw)
+}
+
+// offer queues a frame; a full queue drops the member.
+func (h *Hub) offer(m *Member, frame []byte) {
+	if m.dead {
+		return
+	}
+	if !m.out.Offer(frame) {
+		h.drop(m)
+	}
+}
+
+func (h *Hub) count(typ, dir string) {
+	if h.opts.Metrics == nil {
+		return
+	}
+	if !contract.Known(typ) {
+		typ = metrics.Other
+	}
+	h.opts.Metrics.RelayMessages.WithLabelValues(typ, dir).Inc()
+}

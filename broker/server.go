@@ -1,0 +1,157 @@
+// Package broker is Airlock's core: the HTTP server and its routes, and the
+// parts they are built from (sessions and the relay hub, the executor
+// channel, call routing, pairings), each in a sub-package by concern.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Component is a part of the broker that serves routes and owns resources
+// (sockets, goroutines) that must be released when the broker stops.
+type Component interface {
+	// Mount registers the component's routes.
+	Mount(mux *http.ServeMux)
+	// Drain stops taking new work; in-flight work may finish.
+	Drain()
+	// Close releases everything, ending in-flight work that is still
+	// running when ctx is done.
+	Close(ctx context.Context) error
+}
+
+// Options are what a Server is built from.
+type Options struct {
+	Config  *config.Config
+	Logger  *slog.Logger
+	Metrics *metrics.Registry
+	// Components serve the routes beyond /healthz and /metrics.
+	Components []Component
+}
+
+// Server is the broker's HTTP front: one listener (plus an optional one for
+// metrics), the Host guard, and the components behind it.
+type Server struct {
+	opts     Options
+	port     atomic.Int64
+	loopback bool
+	http     *http.Server
+	metrics  *http.Server
+	draining atomic.Bool
+	stopOnce sync.Once
+}
+
+// New builds a Server. It does not listen; see Listen.
+func New(opts Options) *Server {
+	s := &Server{opts: opts, loopback: config.IsLoopback(opts.Config.Listen)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.healthz)
+	if opts.Config.MetricsListen == "" {
+		mux.Handle("GET /metrics", opts.Metrics.Handler())
+	} else {
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", opts.Metrics.Handler())
+		s.metrics = &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
+	}
+	for _, c := range opts.Components {
+		c.Mount(mux)
+	}
+	var h http.Handler = mux
+	if s.loopback {
+		h = httpx.HostGuard(s.Port, s.refused, h)
+	}
+	s.http = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+	}
+	return s
+}
+
+// Port is the bound port, or 0 before Listen.
+func (s *Server) Port() int { return int(s.port.Load()) }
+
+// Listen binds the configured addresses. A non-loopback address is refused
+// unless a launch token is set: the caller checks that (see CheckBind)
+// because the token is not part of the config.
+func (s *Server) Listen() (net.Listener, net.Listener, error) {
+	ln, err := net.Listen("tcp", s.opts.Config.Listen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("broker: listen: %w", err)
+	}
+	s.port.Store(int64(ln.Addr().(*net.TCPAddr).Port))
+	if s.metrics == nil {
+		return ln, nil, nil
+	}
+	mln, err := net.Listen("tcp", s.opts.Config.MetricsListen)
+	if err != nil {
+		ln.Close()
+		return nil, nil, fmt.Errorf("broker: listen for metrics: %w", err)
+	}
+	return ln, mln, nil
+}
+
+// CheckBind refuses a non-loopback listen address without a launch token.
+func CheckBind(cfg *config.Config, tokenSet bool) error {
+	if !config.IsLoopback(cfg.Listen) && !tokenSet {
+		return ErrPublicBindNeedsToken
+	}
+	return nil
+}
+
+// Serve serves on the listeners until Shutdown. It returns nil after a
+// clean shutdown.
+func (s *Server) Serve(ln, metricsLn net.Listener) error {
+	if metricsLn != nil {
+		go func() { _ = s.metrics.Serve(metricsLn) }()
+	}
+	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("broker: serve: %w", err)
+	}
+	return nil
+}
+
+// Shutdown drains: components stop taking work, the listener closes, HTTP
+// requests in flight (tool calls among them) finish, then components
+// release what is left. ctx bounds the whole drain.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var err error
+	s.stopOnce.Do(func() {
+		s.draining.Store(true)
+		for _, c := range s.opts.Components {
+			c.Drain()
+		}
+		err = s.http.Shutdown(ctx)
+		if s.metrics != nil {
+			_ = s.metrics.Shutdown(ctx)
+		}
+		for _, c := range s.opts.Components {
+			err = errors.Join(err, c.Close(ctx))
+		}
+	})
+	return err
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	status := "ok"
+	if s.draining.Load() {
+		status = "draining"
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": status})
+}
+
+func (s *Server) refused(endpoint string, c httpx.Code) {
+	s.opts.Metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
+}

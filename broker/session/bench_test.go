@@ -1,0 +1,267 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/localclient"
+)
+
+// Benchmarks of host-to-views fan-out and idle memory, each measured
+// against a bare coder/websocket forwarder in the same run. They report,
+// they never pass or fail on time. Run:
+//
+//	go test ./broker/session -run '^$' -bench . -benchtime 200x -benchmem
+
+// bareForwarder is the baseline: accept every upgrade, a socket whose
+// Origin header says "host" is the host, every host message is queued to every
+// view's own writer goroutine. No Airlock code: no validation, no routing.
+type bareForwarder struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	views map[chan []byte]struct{}
+	wg    sync.WaitGroup
+}
+
+func startBare(tb testing.TB) *bareForwarder {
+	f := &bareForwarder{views: map[chan []byte]struct{}{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	tb.Cleanup(func() { f.srv.Close(); f.wg.Wait() })
+	return f
+}
+
+func (f *bareForwarder) serve(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return
+	}
+	f.wg.Add(1)
+	defer f.wg.Done()
+	c.SetReadLimit(-1)
+	ctx := context.Background()
+	if r.Header.Get("Origin") == "host" {
+		for {
+			_, data, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			f.mu.Lock()
+			for q := range f.views {
+				select {
+				case q <- data:
+				default:
+				}
+			}
+			f.mu.Unlock()
+		}
+	}
+	q := make(chan []byte, 256)
+	f.mu.Lock()
+	f.views[q] = struct{}{}
+	f.mu.Unlock()
+	defer func() { f.mu.Lock(); delete(f.views, q); f.mu.Unlock() }()
+	readDone := c.CloseRead(ctx)
+	for {
+		select {
+		case data := <-q:
+			if c.Write(ctx, websocket.MessageText, data) != nil {
+				return
+			}
+		case <-readDone.Done():
+			return
+		}
+	}
+}
+
+// fanout is one connected topology: a host and its views.
+type fanout struct {
+	host  *localclient.Conn
+	views []*localclient.Conn
+}
+
+func (f *fanout) close() {
+	_ = f.host.Close()
+	for _, v := range f.views {
+		_ = v.Close()
+	}
+}
+
+func airlockFanout(b *testing.B, n int) (*fanout, func()) {
+	local := testLocal()
+	b2 := startBroker(b, local, nil)
+	ctx := context.Background()
+	m, ck := flow(b, b2)
+	host, err := localclient.DialHost(ctx, b2.URL, m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := host.Hello(ctx); err != nil {
+		b.Fatal(err)
+	}
+	f := &fanout{host: host}
+	for range n {
+		v, err := localclient.DialView(ctx, b2.URL, b2.Origin, m.WorkspaceSessionID, ck)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := v.Hello(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := v.Receive(ctx); err != nil { // connectionState
+			b.Fatal(err)
+		}
+		if _, err := host.Receive(ctx); err != nil { // viewState
+			b.Fatal(err)
+		}
+		f.views = append(f.views, v)
+	}
+	return f, b2.stop
+}
+
+func bareFanout(b *testing.B, n int) (*fanout, func()) {
+	fw := startBare(b)
+	ctx := context.Background()
+	host, err := localclient.Dial(ctx, fw.srv.URL, localclient.DialOptions{Origin: "host", SessionID: "bare"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &fanout{host: host}
+	for range n {
+		v, err := localclient.Dial(ctx, fw.srv.URL, localclient.DialOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.views = append(f.views, v)
+	}
+	for { // every view registered
+		fw.mu.Lock()
+		k := len(fw.views)
+		fw.mu.Unlock()
+		if k == n {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return f, func() {}
+}
+
+// window is how many host messages may be in flight before the host waits
+// for every view: well under the outbound queue, so the benchmark measures
+// relaying, not slow-consumer drops.
+const window = 32
+
+// run sends b.N ordered messages from the host and waits until every view
+// has received every one; it reports deliveries per second and the p50
+// and p99 of send-to-receive latency.
+func (f *fanout) run(b *testing.B) {
+	ctx := context.Background()
+	sent := make([]time.Time, b.N+1)
+	lat := make([][]time.Duration, len(f.views))
+	var wg sync.WaitGroup
+	progress := make([]chan int64, len(f.views))
+	for i, v := range f.views {
+		progress[i] = make(chan int64, window)
+		lat[i] = make([]time.Duration, 0, b.N)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for got := 0; got < b.N; {
+				m, err := v.Receive(ctx)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if m.HostSequence == 0 {
+					continue
+				}
+				lat[i] = append(lat[i], time.Since(sent[m.HostSequence]))
+				got++
+				if got%window == 0 || got == b.N {
+					progress[i] <- m.HostSequence
+				}
+			}
+		}()
+	}
+	payload := map[string]any{"nodeId": "layer-7", "pad": "0123456789abcdef0123456789abcdef"}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 1; i <= b.N; i++ {
+		sent[i] = time.Now()
+		if err := f.host.Send(ctx, "focusNode", payload, int64(i)); err != nil {
+			b.Fatal(err)
+		}
+		if i%window == 0 || i == b.N {
+			for _, p := range progress {
+				<-p
+			}
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	if len(all) == 0 {
+		return
+	}
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "deliveries/s")
+	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(all[len(all)*99/100].Nanoseconds()), "p99-ns")
+}
+
+func BenchmarkFanout(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		for _, impl := range []struct {
+			name  string
+			setup func(*testing.B, int) (*fanout, func())
+		}{{"airlock", airlockFanout}, {"bare", bareFanout}} {
+			b.Run(fmt.Sprintf("views=%d/%s", n, impl.name), func(b *testing.B) {
+				f, stop := impl.setup(b, n)
+				f.run(b)
+				f.close()
+				stop()
+			})
+		}
+	}
+}
+
+// BenchmarkIdleViewMemory reports the heap and stack a connected idle
+// view costs (broker and client side together, both in this process).
+func BenchmarkIdleViewMemory(b *testing.B) {
+	const n = 500
+	for _, impl := range []struct {
+		name  string
+		setup func(*testing.B, int) (*fanout, func())
+	}{{"airlock", airlockFanout}, {"bare", bareFanout}} {
+		b.Run(impl.name, func(b *testing.B) {
+			before := inUse()
+			f, stop := impl.setup(b, n)
+			after := inUse()
+			for range b.N {
+			}
+			b.ReportMetric(float64(after-before)/n, "bytes/view")
+			f.close()
+			stop()
+		})
+	}
+}
+
+func inUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse + ms.StackInuse
+}

@@ -1,0 +1,59 @@
+package session
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// NormalizeOrigin turns a launch origin into the exact string a browser
+// sends in its Origin header: scheme http or https, scheme and host
+// lower-cased, the default port dropped, a lone trailing "/" dropped.
+// Userinfo, any other path, a query or a fragment are refused
+// (ErrBadOrigin), so later checks can be plain string equality.
+func NormalizeOrigin(s string) (string, error) {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' || r == '%' }) {
+		return "", ErrBadOrigin
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || strings.Contains(s, "#") || (u.Path != "" && u.Path != "/") {
+		return "", ErrBadOrigin
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if host == "" || strings.HasSuffix(u.Host, ":") && port == "" {
+		return "", ErrBadOrigin
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" {
+		return u.Scheme + "://" + host, nil
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", ErrBadOrigin
+	}
+	if (u.Scheme == "http" && n == 80) || (u.Scheme == "https" && n == 443) {
+		return u.Scheme + "://" + host, nil
+	}
+	return u.Scheme + "://" + host + ":" + strconv.Itoa(n), nil
+}
+
+// Cookie names of PROTOCOL section 3.
+const (
+	// HostCookie is the fixed cookie name the host sends itself.
+	HostCookie = "tensorviz_local_browser"
+	// viewCookiePrefix starts every view cookie name.
+	viewCookiePrefix = HostCookie + "_"
+)
+
+// ViewCookieName is tensorviz_local_browser_<h>, h the first 16 hex
+// characters of SHA-256 of the exact launch origin, so loopback windows on
+// different ports do not overwrite each other's cookie.
+func ViewCookieName(origin string) string {
+	sum := sha256.Sum256([]byte(origin))
+	return viewCookiePrefix + hex.EncodeToString(sum[:])[:16]
+}

@@ -1,0 +1,173 @@
+// Package session is the local browser broker's session half: minting
+// workspace sessions, the one-time bootstrap that trades a fragment
+// credential for a view cookie, the /local/ws sockets with their transport
+// checks and handshake, expiry with tombstones and a reaper, and the
+// built-in view page. Routing between the sockets of a session is the
+// relay package's job; the frame contract is relay/contract's.
+package session
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/relay"
+	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Options are what a Service is built from.
+type Options struct {
+	// Local is the local.* configuration (retention, limits, queues).
+	Local config.Local
+	// Token is the launch token; an unset token leaves minting inert (404).
+	Token   httpx.Token
+	Logger  *slog.Logger
+	Metrics *metrics.Registry
+	// Clock is the time source; nil means RealClock.
+	Clock Clock
+}
+
+// Service mounts POST /local/sessions, POST /local/bootstrap, GET
+// /local/ws and GET /local/view, and owns every session, socket and timer
+// behind them. It implements broker.Component.
+//
+// # Notes
+//
+//   - New starts the reaper goroutine; Close stops it and every socket.
+//   - ViewCookieValid is the hook other components (the executor channel)
+//     use to require a live view cookie.
+type Service struct {
+	opts  Options
+	clock Clock
+	log   *slog.Logger
+	m     *metrics.Registry
+	store *store
+
+	mu       sync.Mutex
+	draining bool
+	closed   bool
+	sockets  map[*socket]struct{}
+	conns    sync.WaitGroup // one per /local/ws handler past the upgrade
+
+	stopReaper chan struct{}
+	reaperDone chan struct{}
+	closeOnce  sync.Once
+}
+
+// New builds the service and starts its reaper.
+func New(o Options) *Service {
+	if o.Clock == nil {
+		o.Clock = RealClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{opts: o, clock: o.Clock, log: o.Logger, m: o.Metrics, sockets: map[*socket]struct{}{},
+		stopReaper: make(chan struct{}), reaperDone: make(chan struct{})}
+	retention := time.Duration(o.Local.TombstoneRetentionSeconds) * time.Second
+	hubOpts := relay.Options{MaxViews: o.Local.MaxViewsPerSession, Metrics: o.Metrics}
+	s.store = newStore(o.Clock, retention, o.Local.MaxSessions, hubOpts, o.Metrics)
+	go s.reaper(s.stopReaper, s.reaperDone)
+	return s
+}
+
+// Mount registers the routes. Minting sits behind the launch token
+// (inert 404 without one); the other routes need no token because nothing
+// reaches them without a minted session.
+func (s *Service) Mount(mux *http.ServeMux) {
+	mux.Handle("POST /local/sessions", httpx.TokenGuard(s.opts.Token, s.authRefused, http.HandlerFunc(s.serveMint)))
+	mux.HandleFunc("POST /local/bootstrap", s.serveBootstrap)
+	mux.HandleFunc("GET /local/ws", s.serveWS)
+	mux.HandleFunc("GET /local/view", s.serveViewPage)
+	mux.HandleFunc("GET /local/view.js", s.serveViewAsset)
+	mux.HandleFunc("GET /local/view.css", s.serveViewAsset)
+}
+
+// Drain stops minting: POST /local/sessions answers 503 from now on.
+// Sessions and sockets go on until Close.
+func (s *Service) Drain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.draining = true
+}
+
+// Close stops the reaper, closes every socket with 1001 going away and
+// waits for every socket goroutine, or until ctx is done.
+func (s *Service) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.draining, s.closed = true, true
+		socks := make([]*socket, 0, len(s.sockets))
+		for k := range s.sockets {
+			socks = append(socks, k)
+		}
+		s.mu.Unlock()
+		close(s.stopReaper)
+		for _, sess := range s.store.all() {
+			sess.hub.Close(int(goingAway), goingAwayReason)
+		}
+		for _, k := range socks {
+			k.Close(int(goingAway), goingAwayReason)
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		s.conns.Wait()
+		<-s.reaperDone
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// ViewCookieValid reports whether r carries the view cookie
+// (tensorviz_local_browser_<h>, with the right value, compared in constant
+// time) of a live session: not expired, not a tombstone. It does not check
+// Origin; callers apply their own origin rule. The executor channel uses
+// it for VOICEBOX_LOOPBACK_AUTH.
+func (s *Service) ViewCookieValid(r *http.Request) bool {
+	_, _, err := s.store.authenticate(r.Cookies(), "", true)
+	return err == nil
+}
+
+// Stats is a summary of everything the service holds, for tests and the
+// drain check.
+type Stats struct {
+	Live, Tombstones int // sessions by state
+	Sockets          int // /local/ws sockets past the upgrade
+	Hosts, Views     int // members registered in hubs
+	Asks, Pending    int // snapshot asks and requests in flight
+}
+
+// Stats sums the tables of every session.
+func (s *Service) Stats() Stats {
+	var st Stats
+	st.Live, st.Tombstones = s.store.counts()
+	s.mu.Lock()
+	st.Sockets = len(s.sockets)
+	s.mu.Unlock()
+	for _, sess := range s.store.all() {
+		h := sess.hub.Stats()
+		st.Views += h.Views
+		st.Asks += h.Asks
+		st.Pending += h.Pending
+		if h.Host {
+			st.Hosts++
+		}
+	}
+	return st
+}
+
+func (s *Service) authRefused(endpoint string, c httpx.Code) {
+	if s.m != nil {
+		s.m.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
+	}
+}

@@ -1,0 +1,162 @@
+package session
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/relay/contract"
+)
+
+// writeTimeout bounds one frame write; a peer that takes longer is cut
+// off (its reader then ends its relay loop).
+const writeTimeout = 30 * time.Second
+
+// killGrace is how long a closing socket's in-flight write may go on
+// before it is cut: a view dropped for not reading cannot take a close
+// frame, and its writer must not sit out writeTimeout.
+const killGrace = time.Second
+
+// socket is one /local/ws connection: a bounded outbound queue drained by
+// its own writer goroutine, so no sender ever waits on a slow peer. It is
+// the relay.Outbox of its hub member.
+type socket struct {
+	conn   *websocket.Conn
+	queue  chan []byte
+	done   chan struct{} // closed when the writer has exited
+	ctx    context.Context
+	cancel context.CancelFunc // cuts an in-flight write
+
+	mu      sync.Mutex
+	closing bool
+	flush   bool // write what is queued before closing
+	code    websocket.StatusCode
+	reason  string
+	stop    chan struct{}
+	kill    *time.Timer
+}
+
+func newSocket(conn *websocket.Conn, queue int) *socket {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &socket{conn: conn, queue: make(chan []byte, queue), done: make(chan struct{}), stop: make(chan struct{}),
+		ctx: ctx, cancel: cancel}
+}
+
+// Offer queues a frame without blocking; false when the queue is full.
+// Frames offered after Close are discarded (and reported as accepted:
+// the connection is already going away).
+func (k *socket) Offer(frame []byte) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closing {
+		return true
+	}
+	select {
+	case k.queue <- frame:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close asks the writer to close the socket with code and reason at once,
+// dropping whatever is queued. Idempotent.
+func (k *socket) Close(code int, reason string) { k.closeWith(code, reason, false) }
+
+// refuse queues a last frame (the typed error of a failed handshake) and
+// closes with code and reason after it is written.
+func (k *socket) refuse(frame []byte, code int, reason string) {
+	k.Offer(frame)
+	k.closeWith(code, reason, true)
+}
+
+func (k *socket) closeWith(code int, reason string, flush bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closing {
+		return
+	}
+	k.closing, k.flush, k.code, k.reason = true, flush, websocket.StatusCode(code), reason
+	if !flush {
+		k.kill = time.AfterFunc(killGrace, k.cancel)
+	}
+	close(k.stop)
+}
+
+// writeLoop drains the queue until Close, then performs the close
+// handshake (bounded by the library to a few seconds).
+func (k *socket) writeLoop() {
+	defer close(k.done)
+	defer k.stopKill()
+	for {
+		select {
+		case f := <-k.queue:
+			if k.write(f) != nil {
+				_ = k.conn.CloseNow()
+				return
+			}
+		case <-k.stop:
+			k.drain()
+			_ = k.conn.Close(k.code, k.reason)
+			return
+		}
+	}
+}
+
+func (k *socket) drain() {
+	if !k.flush {
+		return
+	}
+	for {
+		select {
+		case f := <-k.queue:
+			if k.write(f) != nil {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// stopKill releases the kill timer and the write context.
+func (k *socket) stopKill() {
+	k.mu.Lock()
+	if k.kill != nil {
+		k.kill.Stop()
+	}
+	k.mu.Unlock()
+	k.cancel()
+}
+
+func (k *socket) write(f []byte) error {
+	ctx, cancel := context.WithTimeout(k.ctx, writeTimeout)
+	defer cancel()
+	return k.conn.Write(ctx, websocket.MessageText, f)
+}
+
+// readFrame reads one message. A binary frame or one over max bytes is
+// discarded as it streams in, never buffered whole, and reported as such
+// so the contract refuses it; the connection survives.
+func (k *socket) readFrame(max int) (contract.Frame, error) {
+	typ, r, err := k.conn.Reader(context.Background())
+	if err != nil {
+		return contract.Frame{}, err
+	}
+	if typ == websocket.MessageBinary {
+		_, err = io.Copy(io.Discard, r)
+		return contract.Frame{Binary: true}, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return contract.Frame{}, err
+	}
+	if len(data) > max {
+		_, err = io.Copy(io.Discard, r)
+		return contract.Frame{Oversize: true}, err
+	}
+	return contract.Frame{Data: data}, nil
+}

@@ -1,0 +1,308 @@
+package session
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/airlock/airlock/broker/relay"
+	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Capabilities are the fixed read-only browser capabilities of PROTOCOL
+// section 2; only CanProposeSourceEdits varies, as asked at mint.
+type Capabilities struct {
+	ReadOnly              bool `json:"readOnly"`
+	CanNavigateSource     bool `json:"canNavigateSource"`
+	CanWriteSource        bool `json:"canWriteSource"`
+	CanRunAgent           bool `json:"canRunAgent"`
+	CanEditGraph          bool `json:"canEditGraph"`
+	CanProposeSourceEdits bool `json:"canProposeSourceEdits"`
+}
+
+// Session is one workspace session. Its exported fields never change after
+// mint; the credential state is guarded by the store's mutex.
+type Session struct {
+	ID         string
+	Origin     string
+	CookieName string
+	ExpiresAt  time.Time
+	Caps       Capabilities
+	hub        *relay.Hub
+
+	cred      digest // the one-time view credential
+	credUsed  bool
+	viewKey   digest // set at the one successful bootstrap
+	hasView   bool
+	hostKey   digest
+	tombstone bool
+	reapAt    time.Time
+}
+
+// Hub is the session's relay hub.
+func (s *Session) Hub() *relay.Hub { return s.hub }
+
+// keyRef says which role a cookie key opens.
+type keyRef struct {
+	s    *Session
+	role contract.Role
+}
+
+// store holds every session and tombstone. One mutex guards it; it never
+// calls into a hub while holding it.
+type store struct {
+	clock     Clock
+	retention time.Duration
+	max       int
+	hubOpts   relay.Options
+	m         *metrics.Registry
+
+	mu         sync.Mutex
+	byID       map[string]*Session
+	byKey      map[digest]keyRef // cookie-key digest -> session and role
+	live       int
+	tombstones int
+	wake       chan struct{} // nudges the reaper when an earlier deadline appears
+}
+
+func newStore(c Clock, retention time.Duration, max int, hubOpts relay.Options, m *metrics.Registry) *store {
+	st := &store{clock: c, retention: retention, max: max, hubOpts: hubOpts, m: m,
+		byID: map[string]*Session{}, byKey: map[digest]keyRef{}, wake: make(chan struct{}, 1)}
+	st.gauge()
+	return st
+}
+
+// Minted is what mint hands back once: the session and its two secrets.
+type Minted struct {
+	Session        *Session
+	ViewCredential string
+	HostCookieKey  string
+}
+
+// mint creates a live session. Only digests of its secrets are kept.
+func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals bool) (Minted, error) {
+	cred, credD := newSecret()
+	host, hostD := newSecret()
+	s := &Session{ID: newSessionID(), Origin: origin, CookieName: ViewCookieName(origin),
+		ExpiresAt: expiry(st.clock.Now(), ttl), cred: credD, hostKey: hostD,
+		Caps: Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: propose}}
+	o := st.hubOpts
+	o.SessionID, o.CanPropose = s.ID, propose && allowProposals
+	s.hub = relay.New(o)
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.live >= st.max {
+		return Minted{}, ErrTooManySessions
+	}
+	st.byID[s.ID] = s
+	st.byKey[hostD] = keyRef{s, contract.Host}
+	st.live++
+	st.gauge()
+	st.nudge()
+	return Minted{s, cred, host}, nil
+}
+
+// expiry is now+ttl rounded up to a whole second, so the expiresAt the
+// client reads is exactly when the session ends.
+func expiry(now time.Time, ttl time.Duration) time.Time {
+	t := now.Add(ttl)
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
+}
+
+// bootstrap trades the one-time view credential for the view cookie key.
+// Refusal order (PROTOCOL section 3): session, origin, expiry, credential.
+// A failed bootstrap does not use the credential up.
+func (st *store) bootstrap(id, origin, cred string) (*Session, string, error) {
+	presented := digestOf(cred)
+	st.mu.Lock()
+	s := st.byID[id]
+	switch {
+	case s == nil:
+		st.mu.Unlock()
+		return nil, "", ErrUnknownSession
+	case origin != s.Origin:
+		st.mu.Unlock()
+		return nil, "", ErrOriginMismatch
+	case st.expireDue(s):
+		st.mu.Unlock()
+		expireHub(s.hub)
+		return nil, "", ErrExpired
+	case s.tombstone:
+		st.mu.Unlock()
+		return nil, "", ErrExpired
+	case !presented.equal(s.cred) || s.credUsed:
+		st.mu.Unlock()
+		return nil, "", ErrBadCredential
+	}
+	defer st.mu.Unlock()
+	key, keyD := newSecret()
+	s.credUsed, s.viewKey, s.hasView = true, keyD, true
+	st.byKey[keyD] = keyRef{s, contract.View}
+	return s, key, nil
+}
+
+// authenticate finds the session role a socket's cookies open, in
+// PROTOCOL's order: a cookie naming a live role (ErrNoRole), the Origin
+// (ErrOriginMismatch), expiry (ErrExpired).
+//
+// A valid host cookie makes the socket a host. Otherwise every
+// tensorviz_local_browser_<h> cookie is tried (the browser sends the
+// cookies of every loopback port): one whose session's launch origin is
+// the socket's Origin wins; any other valid one leads to ErrOriginMismatch.
+// An invalid host cookie does not hide valid view cookies, so a page on
+// another loopback port cannot lock views out by planting one.
+func (st *store) authenticate(cookies []*http.Cookie, origin string, viewOnly bool) (*Session, contract.Role, error) {
+	st.mu.Lock()
+	s, role := st.lookup(cookies, origin, viewOnly)
+	switch {
+	case s == nil:
+		st.mu.Unlock()
+		return nil, 0, ErrNoRole
+	case !viewOnly && origin != s.Origin:
+		st.mu.Unlock()
+		return nil, 0, ErrOriginMismatch
+	case st.expireDue(s):
+		st.mu.Unlock()
+		expireHub(s.hub)
+		return nil, 0, ErrExpired
+	case s.tombstone:
+		st.mu.Unlock()
+		return nil, 0, ErrExpired
+	}
+	st.mu.Unlock()
+	return s, role, nil
+}
+
+func (st *store) lookup(cookies []*http.Cookie, origin string, viewOnly bool) (*Session, contract.Role) {
+	var other *Session
+	for _, c := range cookies {
+		if c.Name == HostCookie && !viewOnly {
+			if ref, ok := st.find(c.Value, contract.Host); ok {
+				return ref, contract.Host
+			}
+			continue
+		}
+		if !strings.HasPrefix(c.Name, viewCookiePrefix) {
+			continue
+		}
+		s, ok := st.find(c.Value, contract.View)
+		switch {
+		case !ok || s.CookieName != c.Name:
+		case s.Origin == origin:
+			return s, contract.View
+		case other == nil:
+			other = s
+		}
+	}
+	if other != nil {
+		return other, contract.View
+	}
+	return nil, 0
+}
+
+// find looks a cookie key up by digest, then compares the stored digest in
+// constant time. The map lookup reveals nothing about the key: it is keyed
+// by a hash of it.
+func (st *store) find(value string, role contract.Role) (*Session, bool) {
+	d := digestOf(value)
+	ref, ok := st.byKey[d]
+	if !ok || ref.role != role {
+		return nil, false
+	}
+	want := ref.s.hostKey
+	if role == contract.View {
+		want = ref.s.viewKey
+	}
+	return ref.s, d.equal(want)
+}
+
+// expireDue turns a session whose expiresAt has passed into a tombstone
+// and reports whether it did; the caller closes the hub after unlocking.
+func (st *store) expireDue(s *Session) bool {
+	if s.tombstone || st.clock.Now().Before(s.ExpiresAt) {
+		return false
+	}
+	s.tombstone, s.credUsed = true, true
+	s.reapAt = s.ExpiresAt.Add(st.retention)
+	st.live--
+	st.tombstones++
+	st.gauge()
+	return true
+}
+
+// sweep expires due sessions and deletes tombstones past retention. It
+// returns the hubs to close and the next deadline (zero: none).
+func (st *store) sweep() ([]*relay.Hub, time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	now := st.clock.Now()
+	var closing []*relay.Hub
+	var next time.Time
+	for id, s := range st.byID {
+		if st.expireDue(s) {
+			closing = append(closing, s.hub)
+		}
+		deadline := s.ExpiresAt
+		if s.tombstone {
+			if !now.Before(s.reapAt) {
+				st.reap(id, s)
+				continue
+			}
+			deadline = s.reapAt
+		}
+		if next.IsZero() || deadline.Before(next) {
+			next = deadline
+		}
+	}
+	return closing, next
+}
+
+// reap deletes a tombstone and every key that pointed at it.
+func (st *store) reap(id string, s *Session) {
+	delete(st.byID, id)
+	delete(st.byKey, s.hostKey)
+	if s.hasView {
+		delete(st.byKey, s.viewKey)
+	}
+	st.tombstones--
+	st.gauge()
+}
+
+// all returns every session, live or not, for shutdown.
+func (st *store) all() []*Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]*Session, 0, len(st.byID))
+	for _, s := range st.byID {
+		out = append(out, s)
+	}
+	return out
+}
+
+// counts reports live sessions and tombstones.
+func (st *store) counts() (live, tombstones int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.live, st.tombstones
+}
+
+func (st *store) gauge() {
+	if st.m == nil {
+		return
+	}
+	st.m.Sessions.WithLabelValues("live").Set(float64(st.live))
+	st.m.Sessions.WithLabelValues("tombstone").Set(float64(st.tombstones))
+}
+
+func (st *store) nudge() {
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,261 @@
+package session
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/airlock/airlock/broker/relay/contract"
+)
+
+// eventually waits for cond, which a background goroutine (the reaper)
+// makes true; it never asserts how long that takes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never happened: %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func i64(n int64) *int64 { return &n }
+
+func TestClampTTL(t *testing.T) {
+	cases := []struct {
+		in   *int64
+		want time.Duration
+	}{
+		{nil, 8 * time.Hour}, {i64(0), time.Second}, {i64(-5), time.Second}, {i64(1), time.Second},
+		{i64(100), 100 * time.Second}, {i64(86400), 24 * time.Hour}, {i64(86401), 24 * time.Hour},
+		{i64(1 << 62), 24 * time.Hour},
+	}
+	for _, c := range cases {
+		if got := ClampTTL(c.in); got != c.want {
+			t.Errorf("ClampTTL(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestExpiryRoundsUpToASecond(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 300_000_000, time.UTC)
+	if got := expiry(now, time.Second); !got.Equal(time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC)) {
+		t.Fatalf("expiry %v", got)
+	}
+	exact := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got := expiry(exact, time.Hour); !got.Equal(exact.Add(time.Hour)) {
+		t.Fatalf("expiry %v", got)
+	}
+}
+
+func newTestService(t *testing.T, clock Clock, mutate func(*Options)) *Service {
+	t.Helper()
+	o := Options{Local: testLocal(), Clock: clock}
+	if mutate != nil {
+		mutate(&o)
+	}
+	s := New(o)
+	t.Cleanup(func() { _ = s.Close(t.Context()) })
+	return s
+}
+
+const origin = "http://127.0.0.1:5173"
+
+func TestBootstrapRefusalOrder(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestService(t, clock, nil)
+	m, err := s.store.mint(origin, time.Minute, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, cred := m.Session.ID, m.ViewCredential
+	check := func(name, id, origin, cred string, want error) {
+		t.Helper()
+		if _, _, err := s.store.bootstrap(id, origin, cred); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", name, err, want)
+		}
+	}
+	check("unknown session beats everything", "ws_nope", "http://evil", "x", ErrUnknownSession)
+	check("origin before credential", id, "http://evil.example", "wrong", ErrOriginMismatch)
+	check("wrong credential", id, origin, "wrong", ErrBadCredential)
+	check("host key is not a view credential", id, origin, m.HostCookieKey, ErrBadCredential)
+	check("missing origin", id, "", cred, ErrOriginMismatch)
+	if _, key, err := s.store.bootstrap(id, origin, cred); err != nil || key == "" || key == cred {
+		t.Fatalf("bootstrap after failures: key set %v err %v (a failed bootstrap must not use the credential up)", key != "", err)
+	}
+	check("credential works once", id, origin, cred, ErrBadCredential)
+
+	clock.Advance(time.Minute)
+	check("expired, right origin", id, origin, cred, ErrExpired)
+	check("expired, origin still first", id, "http://evil.example", cred, ErrOriginMismatch)
+	check("expired beats a wrong credential", id, origin, "wrong", ErrExpired)
+}
+
+func TestExpiryTombstoneAndReaper(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestService(t, clock, nil)
+	m, _ := s.store.mint(origin, 10*time.Second, false, true)
+	_, viewKey, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostC := []*http.Cookie{{Name: HostCookie, Value: m.HostCookieKey}}
+	viewC := []*http.Cookie{{Name: m.Session.CookieName, Value: viewKey}}
+	if _, role, err := s.store.authenticate(hostC, origin, false); err != nil || role != contract.Host {
+		t.Fatalf("host before expiry: %v %v", role, err)
+	}
+	clock.Advance(9 * time.Second)
+	if live, _ := s.store.counts(); live != 1 {
+		t.Fatalf("expired early: live %d", live)
+	}
+	clock.Advance(time.Second)
+	eventually(t, "the reaper tombstones the session", func() bool { l, ts := s.store.counts(); return l == 0 && ts == 1 })
+	for name, c := range map[string][]*http.Cookie{"host": hostC, "view": viewC} {
+		if _, _, err := s.store.authenticate(c, origin, false); !errors.Is(err, ErrExpired) {
+			t.Errorf("%s cookie on a tombstone: %v, want ErrExpired", name, err)
+		}
+	}
+	if s.ViewCookieValid(requestWith(viewC)) {
+		t.Error("ViewCookieValid true for a tombstone")
+	}
+	if _, _, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential); !errors.Is(err, ErrExpired) {
+		t.Errorf("bootstrap on a tombstone: %v", err)
+	}
+
+	clock.Advance(3599 * time.Second)
+	if _, ts := s.store.counts(); ts != 1 {
+		t.Fatal("tombstone reaped before its retention ended")
+	}
+	clock.Advance(time.Second)
+	eventually(t, "the reaper deletes the tombstone", func() bool { _, ts := s.store.counts(); return ts == 0 })
+	if _, _, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential); !errors.Is(err, ErrUnknownSession) {
+		t.Errorf("bootstrap after reaping: %v", err)
+	}
+	if _, _, err := s.store.authenticate(hostC, origin, false); !errors.Is(err, ErrNoRole) {
+		t.Errorf("host cookie after reaping: %v", err)
+	}
+	if len(s.store.byKey) != 0 || len(s.store.byID) != 0 {
+		t.Errorf("reaped session left keys behind: %d keys, %d sessions", len(s.store.byKey), len(s.store.byID))
+	}
+}
+
+// TestExpiryIsExactWithoutTheReaper: a credential stops working at
+// expiresAt even if the reaper has not run (a laptop waking from sleep).
+func TestExpiryIsExactWithoutTheReaper(t *testing.T) {
+	clock := newFakeClock()
+	st := newStore(clock, time.Hour, 10, relayOptionsForTest(), nil)
+	m, _ := st.mint(origin, time.Second, false, true)
+	clock.now = clock.now.Add(time.Second) // no timers fire
+	if _, _, err := st.authenticate([]*http.Cookie{{Name: HostCookie, Value: m.HostCookieKey}}, origin, false); !errors.Is(err, ErrExpired) {
+		t.Fatalf("host at expiresAt: %v", err)
+	}
+	if l, ts := st.counts(); l != 0 || ts != 1 {
+		t.Fatalf("lazy expiry did not tombstone: %d live %d tombstones", l, ts)
+	}
+}
+
+func TestMaxSessions(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestService(t, clock, func(o *Options) { o.Local.MaxSessions = 2 })
+	for i := range 2 {
+		if _, err := s.store.mint(origin, time.Second, false, true); err != nil {
+			t.Fatalf("mint %d: %v", i, err)
+		}
+	}
+	if _, err := s.store.mint(origin, time.Hour, false, true); !errors.Is(err, ErrTooManySessions) {
+		t.Fatalf("third mint: %v", err)
+	}
+	clock.Advance(time.Second)
+	eventually(t, "expiry frees live slots", func() bool { l, _ := s.store.counts(); return l == 0 })
+	if _, err := s.store.mint(origin, time.Hour, false, true); err != nil {
+		t.Fatalf("mint after expiry: %v (tombstones must not count as live)", err)
+	}
+}
+
+func TestAuthenticateCookies(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestService(t, clock, nil)
+	a, _ := s.store.mint(origin, time.Hour, false, true)
+	const otherOrigin = "http://127.0.0.1:6006"
+	b, _ := s.store.mint(otherOrigin, time.Hour, false, true)
+	_, keyA, _ := s.store.bootstrap(a.Session.ID, origin, a.ViewCredential)
+	_, keyB, _ := s.store.bootstrap(b.Session.ID, otherOrigin, b.ViewCredential)
+	viewA := &http.Cookie{Name: a.Session.CookieName, Value: keyA}
+	viewB := &http.Cookie{Name: b.Session.CookieName, Value: keyB}
+
+	cases := []struct {
+		name    string
+		cookies []*http.Cookie
+		origin  string
+		want    error
+		session *Session
+		role    contract.Role
+	}{
+		{"host", []*http.Cookie{{Name: HostCookie, Value: a.HostCookieKey}}, origin, nil, a.Session, contract.Host},
+		{"no cookie", nil, origin, ErrNoRole, nil, 0},
+		{"view key as host", []*http.Cookie{{Name: HostCookie, Value: keyA}}, origin, ErrNoRole, nil, 0},
+		{"host key as view", []*http.Cookie{{Name: a.Session.CookieName, Value: a.HostCookieKey}}, origin, ErrNoRole, nil, 0},
+		{"credential as cookie", []*http.Cookie{{Name: a.Session.CookieName, Value: a.ViewCredential}}, origin, ErrNoRole, nil, 0},
+		{"view key under another origin's name", []*http.Cookie{{Name: b.Session.CookieName, Value: keyA}}, origin, ErrNoRole, nil, 0},
+		{"view", []*http.Cookie{viewA}, origin, nil, a.Session, contract.View},
+		{"both views, origin picks", []*http.Cookie{viewB, viewA}, origin, nil, a.Session, contract.View},
+		{"both views, other origin picks", []*http.Cookie{viewA, viewB}, otherOrigin, nil, b.Session, contract.View},
+		{"valid cookie, wrong origin", []*http.Cookie{viewA}, "http://127.0.0.1:9999", ErrOriginMismatch, nil, 0},
+		{"planted host cookie does not hide the view", []*http.Cookie{{Name: HostCookie, Value: "junk"}, viewA}, origin, nil, a.Session, contract.View},
+		{"host, wrong origin", []*http.Cookie{{Name: HostCookie, Value: a.HostCookieKey}}, otherOrigin, ErrOriginMismatch, nil, 0},
+		{"host, no origin", []*http.Cookie{{Name: HostCookie, Value: a.HostCookieKey}}, "", ErrOriginMismatch, nil, 0},
+	}
+	for _, c := range cases {
+		sess, role, err := s.store.authenticate(c.cookies, c.origin, false)
+		if !errors.Is(err, c.want) || sess != c.session || role != c.role {
+			t.Errorf("%s: session ok %v role %v err %v; want err %v", c.name, sess == c.session, role, err, c.want)
+		}
+	}
+}
+
+func requestWith(cookies []*http.Cookie) *http.Request {
+	r, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1/local/channel", nil)
+	for _, c := range cookies {
+		r.AddCookie(c)
+	}
+	return r
+}
+
+func TestViewCookieValid(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestService(t, clock, nil)
+	a, _ := s.store.mint(origin, time.Hour, false, true)
+	_, key, _ := s.store.bootstrap(a.Session.ID, origin, a.ViewCredential)
+	if !s.ViewCookieValid(requestWith([]*http.Cookie{{Name: a.Session.CookieName, Value: key}})) {
+		t.Error("live view cookie not valid")
+	}
+	for name, c := range map[string]*http.Cookie{
+		"wrong value": {Name: a.Session.CookieName, Value: key + "x"},
+		"host cookie": {Name: HostCookie, Value: a.HostCookieKey},
+		"wrong name":  {Name: ViewCookieName("http://other"), Value: key},
+	} {
+		if s.ViewCookieValid(requestWith([]*http.Cookie{c})) {
+			t.Errorf("%s: valid", name)
+		}
+	}
+}
+
+func TestSessionGauges(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestService(t, clock, func(o *Options) { o.Metrics = newRegistry() })
+	_, _ = s.store.mint(origin, time.Second, false, true)
+	_, _ = s.store.mint(origin, time.Hour, false, true)
+	if v := testutil.ToFloat64(s.m.Sessions.WithLabelValues("live")); v != 2 {
+		t.Fatalf("live gauge %v", v)
+	}
+	clock.Advance(time.Second)
+	eventually(t, "gauges follow expiry", func() bool {
+		return testutil.ToFloat64(s.m.Sessions.WithLabelValues("live")) == 1 &&
+			testutil.ToFloat64(s.m.Sessions.WithLabelValues("tombstone")) == 1
+	})
+}

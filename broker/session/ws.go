@@ -1,0 +1,175 @@
+package session
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/relay"
+	"github.com/airlock/airlock/broker/relay/contract"
+)
+
+// Close codes of PROTOCOL section 4, paired 1:1 with error codes.
+var closeCodes = map[httpx.Code]websocket.StatusCode{
+	httpx.InvalidCredentials:      4401,
+	httpx.CredentialExpired:       4402,
+	httpx.InvalidOrigin:           4403,
+	httpx.ProtocolVersionMismatch: 4404,
+	httpx.SessionMismatch:         4405,
+	httpx.InvalidMessage:          4406,
+	httpx.UnknownMessage:          4407,
+	httpx.HostAlreadyConnected:    4408,
+}
+
+// Close codes the broker uses outside the contract's pairs.
+const (
+	goingAway       = websocket.StatusGoingAway // shutdown
+	goingAwayReason = "going away"
+	// tooManyViews closes (1013 Try Again Later) a view past
+	// local.max_views_per_session.
+	tooManyViewsReason = "too-many-views"
+)
+
+func closeCode(c httpx.Code) websocket.StatusCode { return closeCodes[c] }
+
+// serveWS is GET /local/ws: transport checks, upgrade, handshake, relay.
+func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
+	sess, role, authErr := s.store.authenticate(r.Cookies(), r.Header.Get("Origin"), false)
+	// Origin was checked above, exactly; the library's own check is a
+	// host pattern match and must not decide.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return // not a WebSocket upgrade; Accept answered it
+	}
+	conn.SetReadLimit(-1) // frames are bounded by readFrame, which survives oversize ones
+	k := newSocket(conn, s.opts.Local.OutboundQueue)
+	defer k.cancel()
+	if !s.track(k) {
+		_ = conn.Close(goingAway, goingAwayReason)
+		return
+	}
+	defer s.untrack(k)
+	if authErr != nil {
+		c := codeOf(authErr)
+		s.authRefused("ws", c)
+		_ = conn.Close(closeCode(c), string(c))
+		return
+	}
+	go k.writeLoop()
+	s.connGauge(role, 1)
+	defer s.connGauge(role, -1)
+	member := s.handshake(sess, role, k)
+	if member != nil {
+		s.relay(sess, member, k)
+		sess.hub.Leave(member)
+	}
+	k.Close(int(websocket.StatusNormalClosure), "")
+	<-k.done
+}
+
+// handshake waits (bounded) for hello and registers the socket in the
+// session's hub. A failure is answered with the typed error, then the
+// paired close code; it returns nil then.
+func (s *Service) handshake(sess *Session, role contract.Role, k *socket) *relay.Member {
+	timeout := time.Duration(s.opts.Local.HandshakeTimeoutMs) * time.Millisecond
+	t := s.clock.AfterFunc(timeout, func() {
+		s.refuseHandshake(sess, k, &contract.Refusal{Code: httpx.InvalidMessage, Detail: DetailHandshakeTimeout})
+	})
+	f, err := k.readFrame(s.opts.Local.MaxFrameBytes)
+	stopped := t.Stop()
+	if err != nil || !stopped {
+		return nil
+	}
+	_, ref := contract.Validate(f, contract.Context{Role: role, SessionID: sess.ID, Handshake: true})
+	if ref != nil {
+		s.refuseHandshake(sess, k, ref)
+		return nil
+	}
+	m, ref, err := sess.hub.Join(role, k)
+	switch {
+	case ref != nil:
+		s.refuseHandshake(sess, k, ref)
+	case errors.Is(err, relay.ErrTooManyViews):
+		k.Close(int(websocket.StatusTryAgainLater), tooManyViewsReason)
+	case err != nil && s.isClosed():
+		k.Close(int(goingAway), goingAwayReason)
+	case err != nil:
+		k.Close(int(closeCode(httpx.CredentialExpired)), string(httpx.CredentialExpired))
+	}
+	return m
+}
+
+// DetailHandshakeTimeout is the detail of the error sent when no hello
+// arrives within local.handshake_timeout_ms.
+const DetailHandshakeTimeout = "handshake-timeout"
+
+func (s *Service) refuseHandshake(sess *Session, k *socket, ref *contract.Refusal) {
+	s.relayRefused(ref)
+	k.refuse(relay.ErrorFrame(sess.ID, ref), int(closeCode(ref.Code)), string(ref.Code))
+}
+
+// relay is the connection's read loop: each frame is validated once and
+// handed to the hub. It ends when the socket closes or the hub has
+// dropped the member (a dead connection relays nothing more).
+func (s *Service) relay(sess *Session, m *relay.Member, k *socket) {
+	ctx := contract.Context{Role: m.Role(), SessionID: sess.ID, ViewID: m.ViewID(),
+		CanPropose: sess.Caps.CanProposeSourceEdits && s.opts.Local.SourceProposals}
+	for {
+		f, err := k.readFrame(s.opts.Local.MaxFrameBytes)
+		if err != nil {
+			return
+		}
+		msg, ref := contract.Validate(f, ctx)
+		if ref == nil {
+			ref, err = sess.hub.Handle(m, msg)
+		} else {
+			err = sess.hub.Refuse(m, ref)
+		}
+		if ref != nil {
+			s.relayRefused(ref)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *Service) relayRefused(ref *contract.Refusal) {
+	if s.m != nil {
+		s.m.RelayRefusals.WithLabelValues(string(ref.Code)).Inc()
+	}
+}
+
+func (s *Service) connGauge(role contract.Role, d float64) {
+	if s.m != nil {
+		s.m.WSConnections.WithLabelValues("ws", role.String()).Add(d)
+	}
+}
+
+// track registers a socket so Close can reach it; false once closed.
+func (s *Service) track(k *socket) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.sockets[k] = struct{}{}
+	s.conns.Add(1)
+	return true
+}
+
+func (s *Service) untrack(k *socket) {
+	s.mu.Lock()
+	delete(s.sockets, k)
+	s.mu.Unlock()
+	s.conns.Done()
+}
+
+func (s *Service) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}

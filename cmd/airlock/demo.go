@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/plugins/bundled"
+)
+
+// runDemo is `airlock demo`: a broker on embedded defaults (the bundled
+// tools, the sample notes as the notes root, a generated launch token),
+// one read_notes call shown as it happens, then serving until Ctrl-C.
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("demo", stderr)
+	listen := fs.String("listen", "127.0.0.1:7420", "`ADDR` to listen on; a busy port falls back to a free one")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: airlock demo [--listen ADDR]")
+		fs.PrintDefaults()
+	}
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	work, err := os.MkdirTemp("", "airlock-demo-")
+	if err != nil {
+		return fail(stderr, "demo: %v", err)
+	}
+	defer os.RemoveAll(work)
+	notes := filepath.Join(work, "notes")
+	if err := os.CopyFS(notes, bundled.SampleNotes()); err != nil {
+		return fail(stderr, "demo: sample notes: %v", err)
+	}
+	token, tokenFile, err := demoToken(work)
+	if err != nil {
+		return fail(stderr, "demo: %v", err)
+	}
+	cfg, err := config.Load(config.Sources{
+		Flags: map[string]any{"listen": freeIfBusy(*listen), "data": filepath.Join(work, "data"), "exec.cache_dir": demoCacheDir()},
+		Roots: map[string]string{"notes": notes},
+	})
+	if err != nil {
+		return fail(stderr, "demo: %v", err)
+	}
+	logger := newLogger(stderr, "warn")
+	return serve(cfg, token, logger, stdout, func(addr string) { demoCall(addr, token, tokenFile, stdout, stderr) })
+}
+
+// demoToken makes a launch token and keeps it in a 0600 file so the
+// instructions can point at the file instead of printing the secret.
+func demoToken(dir string) (string, string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", err
+	}
+	token := base64.RawURLEncoding.EncodeToString(b[:])
+	path := filepath.Join(dir, "token")
+	return token, path, os.WriteFile(path, []byte(token+"\n"), 0o600)
+}
+
+// demoCacheDir keeps compiled modules between demo runs, so only the first
+// one compiles.
+func demoCacheDir() string { return filepath.Join(config.DefaultDataDir(), "compile-cache") }
+
+// freeIfBusy returns addr, or the same host with port 0 when addr's port
+// is taken.
+func freeIfBusy(addr string) string {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			host, _, _ := net.SplitHostPort(addr)
+			return net.JoinHostPort(host, "0")
+		}
+		return addr
+	}
+	ln.Close()
+	return addr
+}
+
+// demoCall makes one read_notes call over the real HTTP API and prints it
+// with the commands to try next.
+func demoCall(addr, token, tokenFile string, stdout, stderr io.Writer) {
+	base := "http://" + addr
+	c := &v1Client{base: base, token: token, http: &http.Client{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ds, err := c.tools(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock demo: listing tools: %v\n", err)
+		return
+	}
+	call, err := buildCall(ds, "read_notes", "", json.RawMessage(`{"path":"welcome.md"}`))
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock demo: %v\n", err)
+		return
+	}
+	sent, _ := json.Marshal(call)
+	answer, raw, err := c.call(ctx, call)
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock demo: calling read_notes: %v\n", err)
+		return
+	}
+	pretty, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
+	fmt.Fprintf(stdout, "\nAirlock is serving on %s with %d tool descriptors.\n", base, len(ds))
+	fmt.Fprintf(stdout, "\nPOST /v1/calls\n%s\n\nanswer:\n%s\n", sent, pretty)
+	if answer.OK {
+		var obs struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(answer.Observed, &obs) == nil && obs.Text != "" {
+			fmt.Fprintf(stdout, "\nwelcome.md, as the sandboxed notes tool read it:\n\n%s\n", obs.Text)
+		}
+	} else if answer.Refused != wire.Rule("") {
+		fmt.Fprintf(stdout, "\nthe call was refused: %s\n", answer.Refused)
+	}
+	fmt.Fprintf(stdout, `
+Try it yourself (the launch token is in %s, readable only by you):
+
+  export TENSORVIZ_LOCAL_TOKEN="$(cat %s)"
+  go run ./cmd/airlock tools --broker %s
+  go run ./cmd/airlock call list_notes --broker %s
+  go run ./cmd/airlock call search_notes --broker %s --args '{"query":"bounds"}'
+  curl -s %s/metrics | grep airlock_tool_calls_total
+
+Ctrl-C stops the demo.
+`, tokenFile, tokenFile, base, base, base, base)
+}

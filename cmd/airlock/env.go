@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/airlock/airlock/broker"
+	"github.com/airlock/airlock/broker/channel/envclient"
+	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Errors of reading the environment's bearer.
+var (
+	errBearerTwice   = errors.New("give the bearer once: AIRLOCK_BEARER or --bearer-file, not both")
+	errBearerMissing = errors.New("set AIRLOCK_BEARER or give --bearer-file (the bearer `airlock pair add` printed)")
+)
+
+// runEnv is `airlock env`: a paired environment serving its own plugins
+// to a broker over /channel. It prints one JSON line on stdout per
+// connection ({"event":"connected",…}) and per disconnection
+// ({"event":"disconnected","code":N,"reason":…}); logs go to stderr.
+func runEnv(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("env", stderr)
+	sf := addSettingsFlags(fs, "broker", "plugins", "root", "data", "log-level")
+	bearerFile := fs.String("bearer-file", "", "read the bearer from `FILE` (mode 0600); else AIRLOCK_BEARER")
+	fs.Usage = settingsUsage(fs, stderr, "airlock env --broker ws://HOST:PORT/channel [--bearer-file FILE] [--plugins DIR] [--root NAME=DIR]")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "airlock env: unexpected argument %q (the bearer is never a flag value; use AIRLOCK_BEARER or --bearer-file)\n", fs.Arg(0))
+		return exitUsage
+	}
+	cfg, err := sf.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock env: %v\n", err)
+		return exitUsage
+	}
+	cfg.NoBuiltin = true // an environment serves its operator's tools only
+	bearer, err := bearerSource(*bearerFile)
+	if err == nil {
+		_, err = bearer() // fail fast on a missing or open file
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock env: bearer: %v\n", err)
+		return exitUsage
+	}
+	if err := checkChannelURL(cfg.Env.Broker); err != nil {
+		fmt.Fprintf(stderr, "airlock env: %v\n", err)
+		return exitUsage
+	}
+	return env(cfg, bearer, stdout, stderr)
+}
+
+// env runs the environment until SIGTERM or SIGINT, rescanning plugins on
+// SIGHUP.
+func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Writer) int {
+	logger := newLogger(stderr, cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	rt, table, cat, err := broker.Executors(context.Background(), cfg, logger, metrics.New(), true)
+	if err != nil {
+		logger.Error("start failed", "err", err)
+		return exitFailed
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
+		defer cancel()
+		_ = cat.Close(closeCtx)
+		_ = rt.Close(closeCtx)
+	}()
+	client, err := envclient.New(envclient.Options{
+		URL: cfg.Env.Broker, Bearer: bearer, Executor: table, Catalog: table.Descriptors,
+		BackoffMax: time.Duration(cfg.Env.BackoffMaxMs) * time.Millisecond, MaxInflight: cfg.Channel.MaxInflight,
+		Logger: logger, Events: stdout,
+	})
+	if err != nil {
+		logger.Error("start failed", "err", err)
+		return exitFailed
+	}
+	cat.OnChange(client.CatalogChanged)
+	go reloadOnHUP(ctx, func() { cat.Scan(ctx) })
+	err = client.Run(ctx, time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
+	if errors.Is(err, envclient.ErrReplaced) {
+		logger.Error("stopped", "err", err)
+		return exitFailed
+	}
+	logger.Info("stopped")
+	return exitOK
+}
+
+// reloadOnHUP runs reload on every SIGHUP until ctx ends.
+func reloadOnHUP(ctx context.Context, reload func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			reload()
+		}
+	}
+}
+
+// bearerSource returns how to read the bearer: from AIRLOCK_BEARER, or
+// from a file that only its owner can read, re-read before each
+// connection. It is never taken from a flag value, where `ps` would show
+// it.
+func bearerSource(file string) (func() (string, error), error) {
+	fromEnv := ""
+	for _, kv := range environ() {
+		if name, v, _ := strings.Cut(kv, "="); name == "AIRLOCK_BEARER" {
+			fromEnv = v
+		}
+	}
+	switch {
+	case file != "" && fromEnv != "":
+		return nil, errBearerTwice
+	case file != "":
+		return func() (string, error) { return readSecretFile(file) }, nil
+	case fromEnv != "":
+		return func() (string, error) { return fromEnv, nil }, nil
+	}
+	return nil, errBearerMissing
+}
+
+// checkChannelURL accepts ws:// or wss:// URLs with a host.
+func checkChannelURL(raw string) error {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return errors.New("--broker must be the broker's channel URL, such as ws://127.0.0.1:7420/channel")
+	}
+	return nil
+}

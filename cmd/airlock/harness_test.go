@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// The end-to-end tests run the real binary, built once per test run (with
+// -race when the tests are), and speak to it over real sockets.
+
+var (
+	binPath  string // the built airlock binary
+	cacheDir string // a compilation cache shared by every broker of the run
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "airlock-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "airlock")
+	cacheDir = filepath.Join(dir, "cache")
+	args := []string{"build", "-o", binPath}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building airlock:", err)
+		os.Exit(1)
+	}
+	code := goleakRun(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// goleakRun runs the tests and then checks no goroutine was left behind.
+func goleakRun(m *testing.M) int {
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// proc is a running airlock process.
+type proc struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	Addr    string // host:port from the listening line
+	Port    int
+	stdout  *syncBuffer
+	stderr  *syncBuffer
+	secrets []string // must never appear in stdout or stderr
+	done    chan struct{}
+	exit    int
+}
+
+// procOptions configure a started airlock.
+type procOptions struct {
+	Args    []string // after the subcommand
+	Env     []string // added to a minimal environment
+	Secrets []string // values that must never appear in its output
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// baseEnv is the environment every started process gets: no inherited
+// AIRLOCK_* or seed variables, a private HOME.
+func baseEnv(t *testing.T) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"GORACE=halt_on_error=1",
+	}
+}
+
+// startServe starts `airlock serve` on a free loopback port and waits for
+// its listening line. The process is stopped with SIGTERM at cleanup, and
+// the test fails if it did not exit 0 or if a secret appears in its output.
+func startServe(t *testing.T, o procOptions) *proc {
+	t.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0"}, o.Args...)
+	if !hasFlag(o.Args, "--data") {
+		args = append(args, "--data", t.TempDir())
+	}
+	p := start(t, args, o)
+	p.waitListening()
+	return p
+}
+
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// start runs the binary with args; it does not wait for anything.
+func start(t *testing.T, args []string, o procOptions) *proc {
+	t.Helper()
+	p := &proc{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, secrets: o.Secrets, done: make(chan struct{})}
+	p.cmd = exec.Command(binPath, args...)
+	p.cmd.Env = append(append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir), o.Env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start airlock: %v", err)
+	}
+	go func() {
+		err := p.cmd.Wait()
+		p.exit = exitCode(err)
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.Stop()
+		p.checkSecrets()
+		if t.Failed() {
+			t.Logf("airlock %v stderr:\n%s", args, tail(p.stderr.String(), 8000))
+		}
+	})
+	return p
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// waitListening reads the first stdout line, which must be the listening
+// event.
+func (p *proc) waitListening() {
+	p.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		out := p.stdout.String()
+		if line, _, ok := strings.Cut(out, "\n"); ok {
+			var ev struct {
+				Event string `json:"event"`
+				Addr  string `json:"addr"`
+				PID   int    `json:"pid"`
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Event != "listening" || ev.PID != p.cmd.Process.Pid {
+				p.t.Fatalf("first stdout line is not the listening event: %q", line)
+			}
+			p.Addr = ev.Addr
+			_, port, _ := strings.Cut(ev.Addr, ":")
+			fmt.Sscan(port, &p.Port)
+			return
+		}
+		select {
+		case <-p.done:
+			p.t.Fatalf("airlock exited %d before listening; stderr:\n%s", p.exit, p.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	p.t.Fatalf("airlock did not print its listening line in time; stderr:\n%s", p.stderr.String())
+}
+
+// Stop sends SIGTERM and waits; the broker must drain and exit 0.
+func (p *proc) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		if p.exit != 0 {
+			p.t.Errorf("airlock exited %d after SIGTERM", p.exit)
+		}
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		p.t.Errorf("airlock did not exit within 30s of SIGTERM")
+	}
+}
+
+// Kill ends the process at once, as a crash would.
+func (p *proc) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Wait waits for the process to exit by itself and returns its exit code.
+func (p *proc) Wait(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+		return p.exit
+	case <-time.After(timeout):
+		p.t.Fatalf("airlock did not exit within %v", timeout)
+		return -1
+	}
+}
+
+func (p *proc) checkSecrets() {
+	out := p.stdout.String() + p.stderr.String()
+	for _, s := range p.secrets {
+		if s != "" && strings.Contains(out, s) {
+			p.t.Errorf("a secret (%d bytes) appears in airlock's output", len(s))
+		}
+	}
+}
+
+// AddSecret registers a value that must never appear in the output.
+func (p *proc) AddSecret(s string) { p.secrets = append(p.secrets, s) }
+
+// Stderr returns what the process logged so far.
+func (p *proc) Stderr() string { return p.stderr.String() }
+
+// URL is the broker's base URL.
+func (p *proc) URL() string { return "http://" + p.Addr }
+
+// do sends an HTTP request to the broker and returns status and body.
+func (p *proc) do(method, path string, header map[string]string, body []byte) (int, []byte, http.Header) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, p.URL()+path, bytes.NewReader(body))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for k, v := range header {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, resp.Header
+}
+
+// runCLI runs a one-shot airlock command and returns exit code, stdout and
+// stderr.
+func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	cmd.Env = append(baseEnv(t), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return exitCode(err), stdout.String(), stderr.String()
+}
+
+// scanLines returns the lines of s.
+func scanLines(s string) []string {
+	var lines []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines
+}

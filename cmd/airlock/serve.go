@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/airlock/airlock/broker"
+	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/metrics"
+)
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("serve", stderr)
+	sf := addSettingsFlags(fs, "listen", "metrics-listen", "data", "plugins", "root", "no-builtin", "log-level", "token-file")
+	fs.Usage = settingsUsage(fs, stderr, "airlock serve [flags]")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		// The argument is not echoed: a launcher that passed the token
+		// positionally must not see it printed back into its logs.
+		fmt.Fprintln(stderr, "airlock serve: unexpected argument (the launch token is never an argument; use TENSORVIZ_LOCAL_TOKEN or --token-file)")
+		return exitUsage
+	}
+	cfg, err := sf.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
+		return exitUsage
+	}
+	token, err := launchToken(sf.tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock serve: launch token: %v\n", err)
+		return exitUsage
+	}
+	if err := broker.CheckBind(cfg, token != ""); err != nil {
+		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
+		return exitUsage
+	}
+	logger := newLogger(stderr, cfg.LogLevel)
+	return serve(cfg, token, logger, stdout, nil)
+}
+
+// serve runs a broker until SIGTERM or SIGINT, reloading on SIGHUP. When
+// ready is not nil it is called with the bound address once listening
+// (demo uses it to make its first call).
+func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writer, ready func(addr string)) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	// SIGHUP is caught before the listening line is printed: a launcher may
+	// send it as soon as it reads that line, and its default action kills.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reg := metrics.New()
+	b, err := broker.Build(ctx, broker.BuildOptions{Config: cfg, Token: token, Logger: logger, Metrics: reg})
+	if err != nil {
+		logger.Error("start failed", "err", err)
+		return exitFailed
+	}
+	ln, mln, err := b.Server.Listen()
+	if err != nil {
+		logger.Error("start failed", "err", err)
+		_ = b.Close(context.Background())
+		return exitFailed
+	}
+	addr := ln.Addr().String()
+	line, _ := json.Marshal(map[string]any{"event": "listening", "addr": addr, "pid": os.Getpid()})
+	fmt.Fprintf(stdout, "%s\n", line)
+	logger.Info("listening", "addr", addr, "inert", token == "", "plugins", b.AdmittedCount())
+	if mln != nil {
+		logger.Info("metrics listening", "addr", mln.Addr().String())
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- b.Server.Serve(ln, mln) }()
+	if ready != nil {
+		go ready(addr)
+	}
+
+	for {
+		select {
+		case <-hup:
+			logger.Info("reload requested")
+			b.Reload(ctx)
+			continue
+		case err := <-served:
+			if err != nil {
+				logger.Error("serve failed", "err", err)
+				return exitFailed
+			}
+			return exitOK
+		case <-ctx.Done():
+		}
+		break
+	}
+	logger.Info("draining", "grace_ms", cfg.ShutdownGraceMs)
+	grace, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
+	defer cancel()
+	err = b.Close(grace)
+	<-served
+	if err != nil {
+		logger.Warn("drain ended early", "err", err)
+	}
+	logger.Info("stopped")
+	return exitOK
+}

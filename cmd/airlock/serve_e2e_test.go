@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testToken is the launch token of most end-to-end brokers. Every harness
+// process fails its test if the token shows up in its output.
+const testToken = "e2e-launch-token-5f1c9a7d3b2e4f60a8c1d7e9b3f5a2c4"
+
+func tokenEnv() []string { return []string{"TENSORVIZ_LOCAL_TOKEN=" + testToken} }
+
+func withToken() procOptions {
+	return procOptions{Env: tokenEnv(), Secrets: []string{testToken}}
+}
+
+func TestServeListeningLineIsFirst(t *testing.T) {
+	p := startServe(t, withToken())
+	lines := scanLines(p.stdout.String())
+	if len(lines) != 1 {
+		t.Fatalf("stdout has %d lines, want only the listening line: %q", len(lines), lines)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev["event"] != "listening" || !strings.HasPrefix(ev["addr"].(string), "127.0.0.1:") || p.Port == 0 {
+		t.Errorf("listening line %v", ev)
+	}
+	for _, line := range scanLines(p.Stderr()) {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("a stderr line is not JSON: %q", line)
+		}
+	}
+	code, body, _ := p.do("GET", "/healthz", nil, nil)
+	if code != 200 || !strings.Contains(string(body), `"ok"`) {
+		t.Errorf("healthz: %d %s", code, body)
+	}
+}
+
+func TestServeInertWithoutToken(t *testing.T) {
+	p := startServe(t, procOptions{})
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/local/sessions"}, {"GET", "/v1/tools"}, {"POST", "/v1/calls"}, {"GET", "/v1/plugins"},
+	} {
+		code, body, _ := p.do(c.method, c.path, map[string]string{"X-Tensorviz-Token": "anything"}, []byte(`{}`))
+		if code != 404 {
+			t.Errorf("%s %s without a launch token: %d %s, want 404", c.method, c.path, code, body)
+		}
+	}
+	if code, _, _ := p.do("GET", "/healthz", nil, nil); code != 200 {
+		t.Errorf("healthz should still answer, got %d", code)
+	}
+}
+
+func TestServeTokenIsCheckedOnEveryV1Route(t *testing.T) {
+	p := startServe(t, withToken())
+	for _, tok := range []string{"", "wrong", testToken[:len(testToken)-1], testToken + "x", strings.ToUpper(testToken)} {
+		for _, path := range []string{"/v1/tools", "/v1/plugins"} {
+			code, body, _ := p.do("GET", path, map[string]string{"X-Tensorviz-Token": tok}, nil)
+			if code != 401 || !strings.Contains(string(body), `"INVALID_CREDENTIALS"`) {
+				t.Errorf("GET %s with token %q: %d %s", path, tok, code, body)
+			}
+			if strings.Contains(string(body), tok) && tok != "" {
+				t.Errorf("error body echoes the presented token")
+			}
+		}
+	}
+	code, _, _ := p.do("GET", "/v1/tools", map[string]string{"X-Tensorviz-Token": testToken}, nil)
+	if code != 200 {
+		t.Errorf("GET /v1/tools with the token: %d", code)
+	}
+	metrics := scrape(t, p)
+	if !strings.Contains(metrics, `airlock_auth_refusals_total{code="INVALID_CREDENTIALS",endpoint="v1"} 10`) {
+		t.Errorf("auth refusals not counted:\n%s", grep(metrics, "auth_refusals"))
+	}
+}
+
+func TestServeRefusesRebindingHost(t *testing.T) {
+	p := startServe(t, withToken())
+	port := p.Addr[strings.LastIndex(p.Addr, ":")+1:]
+	refused := []string{"evil.example:" + port, "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:" + port, "127.0.0.2:" + port, "[::2]:" + port}
+	for _, host := range refused {
+		code, body, _ := p.do("GET", "/healthz", map[string]string{"Host": host}, nil)
+		if code != 403 || !strings.Contains(string(body), "INVALID_ORIGIN") {
+			t.Errorf("Host %q: %d %s, want 403", host, code, body)
+		}
+	}
+	// Forwarding headers never make a foreign Host acceptable.
+	code, _, _ := p.do("GET", "/healthz", map[string]string{"Host": "evil.example:" + port, "X-Forwarded-Host": "127.0.0.1:" + port, "Forwarded": "host=127.0.0.1:" + port}, nil)
+	if code != 403 {
+		t.Errorf("forwarding headers changed the verdict: %d", code)
+	}
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port} {
+		if code, _, _ := p.do("GET", "/healthz", map[string]string{"Host": host}, nil); code != 200 {
+			t.Errorf("Host %q refused: %d", host, code)
+		}
+	}
+}
+
+func TestServeRefusesBadStarts(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(testToken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		args []string
+		env  []string
+		want string
+	}{
+		"public bind without token":    {[]string{"serve", "--listen", "0.0.0.0:0"}, nil, "non-loopback"},
+		"unknown flag":                 {[]string{"serve", "--tokne", "x"}, nil, "flag provided but not defined"},
+		"token as argument":            {[]string{"serve", "--listen", "127.0.0.1:0", testToken}, nil, "unexpected argument"},
+		"bad listen":                   {[]string{"serve", "--listen", "nonsense"}, nil, "listen"},
+		"unknown AIRLOCK_ variable":    {[]string{"serve"}, []string{"AIRLOCK_LISTNE=127.0.0.1:0"}, "AIRLOCK_LISTNE"},
+		"bad number":                   {[]string{"serve"}, []string{"VOICEBOX_HELLO_BOUND_MS=soon"}, "hello_bound_ms"},
+		"bad log level":                {[]string{"serve", "--log-level", "loud"}, nil, "log_level"},
+		"token file readable":          {[]string{"serve", "--token-file", tokenFile}, nil, "chmod 600"},
+		"token twice":                  {[]string{"serve", "--token-file", tokenFile}, tokenEnv(), "once"},
+		"missing config file":          {[]string{"serve", "--config", "/nonexistent/airlock.yaml"}, nil, "airlock.yaml"},
+		"missing plugins dir":          {[]string{"serve", "--listen", "127.0.0.1:0", "--plugins", "/nonexistent/plugins"}, nil, "plugins"},
+		"config file with unknown key": {[]string{"serve", "--config", writeFile(t, "c.yaml", "listne: x\n")}, nil, "listne"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			args := append(c.args, "--data", t.TempDir())
+			code, stdout, stderr := runCLI(t, c.env, args...)
+			if code == 0 {
+				t.Fatalf("exit 0; stdout %q", stdout)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr does not name the problem (%q):\n%s", c.want, stderr)
+			}
+			if strings.Contains(stdout+stderr, testToken) {
+				t.Errorf("the token appears in the output")
+			}
+		})
+	}
+}
+
+func TestServeConfigLayers(t *testing.T) {
+	// The file sets a port, the environment overrides it, a flag overrides both.
+	file := writeFile(t, "airlock.yaml", "listen: 127.0.0.1:1\nlocal:\n  tombstone_retention_seconds: 5\n")
+	p := startServe(t, procOptions{
+		Args:    []string{"--config", file},
+		Env:     append(tokenEnv(), "AIRLOCK_LISTEN=127.0.0.1:2"),
+		Secrets: []string{testToken},
+	})
+	if p.Port == 1 || p.Port == 2 {
+		t.Errorf("--listen did not win over the file and the environment: port %d", p.Port)
+	}
+}
+
+func TestServeTokenFromFile(t *testing.T) {
+	tokenFile := writeFile(t, "token", testToken+"\n")
+	if err := os.Chmod(tokenFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, procOptions{Args: []string{"--token-file", tokenFile}, Secrets: []string{testToken}})
+	if code, _, _ := p.do("GET", "/v1/tools", map[string]string{"X-Tensorviz-Token": testToken}, nil); code != 200 {
+		t.Errorf("token from file not accepted: %d", code)
+	}
+}
+
+func TestServeSIGHUPReloadsAndKeepsServing(t *testing.T) {
+	p := startServe(t, withToken())
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(p.Stderr(), "reload requested") })
+	if code, _, _ := p.do("GET", "/healthz", nil, nil); code != 200 {
+		t.Errorf("not serving after SIGHUP: %d", code)
+	}
+}
+
+func TestServeMetricsOnOwnListener(t *testing.T) {
+	p := startServe(t, procOptions{Args: []string{"--metrics-listen", "127.0.0.1:0"}, Env: tokenEnv(), Secrets: []string{testToken}})
+	if code, _, _ := p.do("GET", "/metrics", nil, nil); code != 404 {
+		t.Errorf("/metrics still on the main listener: %d", code)
+	}
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(p.Stderr(), "metrics listening") })
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// scrape returns the broker's metrics exposition.
+func scrape(t *testing.T, p *proc) string {
+	t.Helper()
+	code, body, _ := p.do("GET", "/metrics", nil, nil)
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	return string(body)
+}
+
+// grep returns the lines of s containing sub.
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range scanLines(s) {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/airlock/airlock/broker/localclient"
+)
+
+// TestSessionSecretsNeverLeak runs the whole flow with debug logging,
+// with refusals of every kind, and checks that no secret (launch token,
+// view credential, cookie keys) appears in the logs (the harness checks
+// every registered secret at cleanup), the metrics, error bodies or
+// protocol messages; and that metric labels carry no identifiers.
+func TestSessionSecretsNeverLeak(t *testing.T) {
+	p := startSessions(t)
+	s := connect(t, p, 2, localclient.MintOptions{CanProposeSourceEdits: true})
+	secrets := []string{sessionToken, s.m.ViewCredential, s.m.HostCookieKey, s.ck.Value}
+	var bodies []string
+	collect := func(status int, body []byte, _ http.Header) { bodies = append(bodies, string(body)) }
+	collect(bootstrapRaw(p, s.m.LaunchOrigin, s.m.WorkspaceSessionID, s.m.ViewCredential, nil))
+	collect(bootstrapRaw(p, s.m.LaunchOrigin, s.m.WorkspaceSessionID, s.m.HostCookieKey, nil))
+	collect(bootstrapRaw(p, "http://evil.example", s.m.WorkspaceSessionID, s.m.ViewCredential, nil))
+	collect(p.do("POST", "/local/sessions", map[string]string{"X-Tensorviz-Token": sessionToken + "x"}, []byte(`{"launchOrigin":"http://127.0.0.1:1"}`)))
+	collect(p.do("POST", "/local/sessions", map[string]string{"X-Tensorviz-Token": sessionToken}, []byte(`{"launchOrigin":"`+s.m.ViewCredential+`"}`)))
+	for _, ck := range []*http.Cookie{{Name: localclient.HostCookie, Value: s.ck.Value}, s.ck} {
+		a := p.dial(t, "attacker", localclient.DialOptions{Origin: "http://evil.example", Cookies: []*http.Cookie{ck}})
+		_, err := a.Receive(tctx(t))
+		bodies = append(bodies, err.Error())
+	}
+	var frames []string
+	s.views[0].sendRaw([]byte(`{"protocolVersion":1,"workspaceSessionId":"` + s.m.WorkspaceSessionID + `","type":"revealNode","payload":{"nodeId":"` + s.m.HostCookieKey + `"},"x":"` + s.ck.Value + `"}`))
+	frames = append(frames, string(s.views[0].next().Raw))
+	s.views[0].sendRaw([]byte(s.m.ViewCredential))
+	frames = append(frames, string(s.views[0].next().Raw))
+	s.views[0].send("validateRequest", req("r1", "t", nil), 0)
+	s.host.expect("validateRequest")
+	_ = s.views[0].Close()
+	frames = append(frames, string(s.host.next().Raw), string(s.host.next().Raw)) // synthesized cancel, viewState
+	_, metricsBody, _ := p.do("GET", "/metrics", nil, nil)
+	everything := strings.Join(append(append(bodies, frames...), string(metricsBody)), "\n")
+	for _, secret := range secrets {
+		if strings.Contains(everything, secret) {
+			t.Fatalf("a secret (%d bytes) reached a response, frame or metric", len(secret))
+		}
+	}
+	ids := append([]string{s.m.WorkspaceSessionID}, s.ids...)
+	for _, line := range strings.Split(string(metricsBody), "\n") {
+		if !strings.HasPrefix(line, "airlock_") {
+			continue
+		}
+		for _, id := range ids {
+			if strings.Contains(line, id) {
+				t.Fatalf("an identifier is a metric label: %s", line)
+			}
+		}
+	}
+	labelled := regexp.MustCompile(`^airlock_relay_messages_total\{direction="(host_to_views|view_to_host|host_to_view|broker)",type="[A-Za-z]+"\} `)
+	for _, line := range strings.Split(string(metricsBody), "\n") {
+		if strings.HasPrefix(line, "airlock_relay_messages_total{") && !labelled.MatchString(line) {
+			t.Fatalf("relay metric outside the closed label sets: %s", line)
+		}
+	}
+	if p.metric(t, `airlock_relay_messages_total{direction="view_to_host",type="validateRequest"}`) != 1 {
+		t.Fatal("validateRequest not counted")
+	}
+	if p.metric(t, `airlock_ws_connections{endpoint="ws",role="host"}`) != 1 {
+		t.Fatal("host connection gauge")
+	}
+}
+
+func TestSessionViewPage(t *testing.T) {
+	p := startSessions(t)
+	status, body, h := p.do("GET", "/local/view", nil, nil)
+	if status != 200 || !strings.Contains(string(body), `<script src="/local/view.js"`) {
+		t.Fatalf("view page %d", status)
+	}
+	csp := h.Get("Content-Security-Policy")
+	for _, d := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "connect-src 'self'"} {
+		if !strings.Contains(csp, d) {
+			t.Errorf("CSP %q lacks %q", csp, d)
+		}
+	}
+	if strings.Contains(string(body), "<script>") || strings.Contains(csp, "unsafe-inline") {
+		t.Error("inline script")
+	}
+	if h.Get("Referrer-Policy") != "no-referrer" || h.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("headers %v", h)
+	}
+	for _, asset := range []string{"/local/view.js", "/local/view.css"} {
+		if status, _, ah := p.do("GET", asset, nil, nil); status != 200 || ah.Get("Content-Security-Policy") == "" || ah.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d", asset, status)
+		}
+	}
+	js := func() string { _, b, _ := p.do("GET", "/local/view.js", nil, nil); return string(b) }()
+	if !strings.Contains(js, "history.replaceState") || !strings.Contains(js, "/local/bootstrap") || strings.Contains(js, "innerHTML") {
+		t.Error("view.js must clear the fragment, bootstrap, and never use innerHTML")
+	}
+}
+
+// TestSessionMintCommand: `airlock mint` prints the mint response and the
+// view URL whose fragment the page reads, for the broker's own origin by
+// default; without the token it refuses.
+func TestSessionMintCommand(t *testing.T) {
+	p := startSessions(t)
+	code, out, errOut := runCLI(t, nil, "mint", "--broker", p.URL())
+	if code != exitUsage || !strings.Contains(errOut, "TENSORVIZ_LOCAL_TOKEN") {
+		t.Fatalf("mint without a token: %d %q", code, errOut)
+	}
+	code, out, errOut = runCLI(t, []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}, "mint", "--broker", p.URL(), "--ttl", "60")
+	if code != 0 {
+		t.Fatalf("mint: %d %s", code, errOut)
+	}
+	lines := scanLines(out)
+	if len(lines) != 2 {
+		t.Fatalf("mint printed %q", out)
+	}
+	var m localclient.Minted
+	if err := jsonUnmarshal(lines[0], &m); err != nil || m.LaunchOrigin != p.URL() {
+		t.Fatalf("mint response %q (%v)", lines[0], err)
+	}
+	p.AddSecret(m.ViewCredential)
+	p.AddSecret(m.HostCookieKey)
+	if lines[1] != p.URL()+"/local/view#"+m.WorkspaceSessionID+"."+m.ViewCredential {
+		t.Fatalf("view URL %q", lines[1])
+	}
+	p.bootstrap(t, &m) // the printed credential works with the broker's own origin
+	code, _, errOut = runCLI(t, []string{"AIRLOCK_LOCAL_TOKEN=wrong"}, "mint", "--broker", p.URL())
+	if code != exitFailed || !strings.Contains(errOut, "401 INVALID_CREDENTIALS") {
+		t.Fatalf("wrong token: %d %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, nil, "mint", "--help"); code != 0 || !strings.Contains(errOut, "only Airlock command that prints a credential") {
+		t.Fatalf("help: %d %q", code, errOut)
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/airlock/airlock/broker"
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/plugins"
+)
+
+// runTools is `airlock tools`: admitted descriptors and refused plugins,
+// either from a plugins folder (offline: each plugin is checked and
+// compiled exactly as serve would) or from a running broker. It exits 3
+// when any plugin was refused, so a tool author's script can check a
+// plugin before shipping it.
+func runTools(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("tools", stderr)
+	sf := addSettingsFlags(fs, "plugins", "root", "no-builtin", "data")
+	brokerURL := fs.String("broker", "", "ask a running broker at `URL` (token from TENSORVIZ_LOCAL_TOKEN)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: airlock tools --plugins DIR [--root NAME=DIR]... | airlock tools --broker URL")
+		fs.PrintDefaults()
+	}
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	ctx := context.Background()
+	var ds []wire.Descriptor
+	var sts []plugins.Status
+	var err error
+	if *brokerURL != "" || sf.flagSet("plugins") == "" {
+		url := *brokerURL
+		if url == "" {
+			url = defaultBroker
+		}
+		ds, sts, err = toolsFromBroker(ctx, url, sf.tokenFile)
+	} else {
+		ds, sts, err = toolsOffline(ctx, sf, stderr)
+	}
+	if err != nil {
+		return fail(stderr, "tools: %v", err)
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(map[string]any{"descriptors": ds, "plugins": sts}, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", out)
+	} else {
+		printTools(stdout, ds, sts)
+	}
+	for _, s := range sts {
+		if !s.Admitted {
+			return exitRefused
+		}
+	}
+	return exitOK
+}
+
+func toolsFromBroker(ctx context.Context, url, tokenFile string) ([]wire.Descriptor, []plugins.Status, error) {
+	c, err := newV1Client(url, tokenFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, err := c.tools(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sts, err := c.plugins(ctx)
+	return ds, sts, err
+}
+
+// toolsOffline admits the folder's plugins with a private runtime, as
+// serve would, then closes it.
+func toolsOffline(ctx context.Context, sf *settingsFlags, stderr io.Writer) ([]wire.Descriptor, []plugins.Status, error) {
+	cfg, err := sf.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	rt, table, cat, err := broker.Executors(ctx, cfg, logger, nil, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		_ = cat.Close(ctx)
+		_ = rt.Close(ctx)
+	}()
+	ds := table.Descriptors()
+	for i := range ds {
+		ds[i].Executor = "local"
+	}
+	return ds, cat.Statuses(), nil
+}
+
+func printTools(w io.Writer, ds []wire.Descriptor, sts []plugins.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DESCRIPTOR\tEXECUTOR\tTOOLS\tBOUNDS")
+	for _, d := range ds {
+		var names []string
+		for _, t := range d.Tools {
+			names = append(names, t.Name)
+		}
+		b := d.Bounds
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%dms %dMiB out≤%dB fetch≤%d hosts=[%s] roots=[%s]\n",
+			d.DescriptorID, d.Executor, strings.Join(names, ","), b.TimeoutMs, b.MemoryMiB, b.MaxOutputBytes,
+			b.MaxRequests, strings.Join(b.AllowedHosts, ","), strings.Join(b.Roots, ","))
+	}
+	tw.Flush()
+	refused := 0
+	for _, s := range sts {
+		if !s.Admitted {
+			refused++
+		}
+	}
+	if refused == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REFUSED\tORIGIN\tREASON\tDETAIL")
+	for _, s := range sts {
+		if !s.Admitted {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Origin, s.Reason, s.Detail)
+		}
+	}
+	tw.Flush()
+}

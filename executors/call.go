@@ -1,0 +1,233 @@
+package executors
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// Call runs one call and answers it; it never panics and never returns a
+// malformed answer. Checks run in the contract's order: admitted
+// descriptor (unattributed-call), boundsEcho (bounds-mismatch), declared
+// tool (unknown-tool), args against the inputSchema (args-invalid), the
+// concurrency bound (overloaded), then the run under every other bound.
+//
+// Every answer carries budget {requestsUsed, requestsLimit: maxRequests};
+// requestsUsed counts the fetches this call started (see fetch.go).
+func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
+	limit := p.d.Bounds.MaxRequests
+	if !wire.ValidID(c.CallID) {
+		return wire.Refuse(wire.UnreadableCallID, wire.Malformed, &wire.Budget{RequestsLimit: limit})
+	}
+	refuse := func(r wire.Rule) wire.Answer {
+		return wire.Refuse(c.CallID, r, &wire.Budget{RequestsLimit: limit})
+	}
+	if r := p.enter(); r != "" {
+		return refuse(r)
+	}
+	defer p.leave()
+	if c.DescriptorID != p.d.DescriptorID {
+		return refuse(wire.UnattributedCall)
+	}
+	if !p.echoMatches(c.BoundsEcho) {
+		return refuse(wire.BoundsMismatch)
+	}
+	schema, ok := p.schemas[c.Tool]
+	if !ok {
+		return refuse(wire.UnknownTool)
+	}
+	args, ok := validArgs(schema, c.Args)
+	if !ok {
+		return refuse(wire.ArgsInvalid)
+	}
+	select {
+	case p.sem <- struct{}{}:
+		defer func() { <-p.sem }()
+	default:
+		return refuse(wire.Overloaded)
+	}
+	return p.run(ctx, c.CallID, c.Tool, args)
+}
+
+func (p *Program) echoMatches(echo json.RawMessage) bool {
+	c, err := wire.Canonical(echo)
+	return err == nil && bytes.Equal(c, p.boundsCanon)
+}
+
+// validArgs holds args to the envelope's own rules (one object, unique
+// keys, valid UTF-8) and then to the tool's schema, and returns them
+// compacted: exactly the bytes the guest will read.
+func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, bool) {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	args, err := wire.CompactMember(raw)
+	if err != nil {
+		return nil, false
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil || s.Validate(v) != nil {
+		return nil, false
+	}
+	return args, true
+}
+
+// run executes one admitted call. A Go panic anywhere below is recovered
+// here and answered exec-threw: one broken call must not take the broker
+// down.
+func (p *Program) run(parent context.Context, callID, tool string, args []byte) (a wire.Answer) {
+	s := p.newCallState(parent, callID, tool)
+	defer s.cancel(nil)
+	defer func() {
+		if v := recover(); v != nil {
+			s.rule = wire.ExecThrew
+			a = s.finish(nil, fmt.Errorf("executors: recovered panic: %v", v))
+		}
+	}()
+	if p.testHook != nil {
+		p.testHook()
+	}
+	var out []byte
+	var err error
+	if p.style == styleReactor {
+		out, err = p.runReactor(s, args)
+	} else {
+		out, err = p.runCommand(s, args)
+	}
+	return s.finish(out, err)
+}
+
+// callState is one call's view for the host functions, which find it in
+// the context wazero hands them. Host functions run on the call's own
+// goroutine, so it needs no lock.
+type callState struct {
+	p            *Program
+	ctx          context.Context
+	cancel       context.CancelCauseFunc
+	callID, tool string
+	used         int       // fetches started, see fetch.go
+	rule         wire.Rule // set by a host function that ended the call
+	outputOver   bool
+	alloc        *limitedAllocator
+	stderr       boundedBuffer
+	logLines     int
+	pending      []byte // fetch response awaiting fetch_read
+}
+
+type stateKey struct{}
+
+func (p *Program) newCallState(parent context.Context, callID, tool string) *callState {
+	s := &callState{p: p, callID: callID, tool: tool, stderr: boundedBuffer{limit: p.rt.cfg.MaxStderrBytes}}
+	timeout := time.Duration(p.d.Bounds.TimeoutMs) * time.Millisecond
+	ctx, cancel := context.WithCancelCause(parent)
+	ctx, stop := context.WithTimeoutCause(ctx, timeout, errDeadline)
+	s.ctx = context.WithValue(ctx, stateKey{}, s)
+	s.cancel = func(cause error) { cancel(cause); stop() }
+	return s
+}
+
+func stateFrom(ctx context.Context) *callState {
+	s, _ := ctx.Value(stateKey{}).(*callState)
+	return s
+}
+
+// stop records rule as the call's outcome (the first one wins) and
+// unwinds the guest from inside a host function.
+func (s *callState) stop(rule wire.Rule) {
+	if s.rule == "" {
+		s.rule = rule
+	}
+	panic(&refusal{rule: rule})
+}
+
+// finish turns the run's outcome into the answer and logs a failure.
+func (s *callState) finish(out []byte, err error) wire.Answer {
+	obs, rule, err := s.verdict(out, err)
+	b := &wire.Budget{RequestsUsed: s.used, RequestsLimit: s.p.d.Bounds.MaxRequests}
+	if rule == "" {
+		if s.stderr.Len() > 0 {
+			s.logger().Debug("tool stderr", "stderr", s.stderr.String())
+		}
+		return wire.Observed(s.callID, obs, b)
+	}
+	s.logger().Warn("call refused", "refused", string(rule), "err", err, "stderr", s.stderr.String())
+	return wire.Refuse(s.callID, rule, b)
+}
+
+// verdict decides the outcome. A refusal recorded by a host function is
+// the cause of whatever failure followed, then our own cancellation for
+// output, then success; a failed run is blamed on the memory bound if a
+// grow was refused, on the time bound if our deadline fired, and on the
+// tool otherwise (including the caller cancelling).
+func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, error) {
+	switch {
+	case s.rule != "":
+		return nil, s.rule, err
+	case s.outputOver:
+		return nil, wire.OutputTooLarge, errOutputOver
+	case err == nil:
+		obs, cerr := wire.CompactMember(out)
+		if cerr != nil {
+			return nil, wire.ExecThrew, errBadResult
+		}
+		return obs, "", nil
+	case s.alloc != nil && s.alloc.exhausted():
+		return nil, wire.MemoryExhausted, err
+	case errors.Is(context.Cause(s.ctx), errDeadline):
+		return nil, wire.ExecTimeout, err
+	}
+	return nil, wire.ExecThrew, err
+}
+
+func (s *callState) logger() *slog.Logger {
+	return s.p.log.With("tool", s.tool, "callId", s.callID)
+}
+
+// sleep is the guest's nanosleep (poll_oneoff with a clock), cut short
+// when the call's context ends so a sleeping guest cannot outlive its
+// deadline.
+func (s *callState) sleep(ns int64) {
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.ctx.Done():
+	}
+}
+
+// boundedBuffer keeps the first limit bytes written and drops the rest
+// without failing the writer: stderr is for the operator, and a chatty
+// guest must neither fill the broker's memory nor die of a full pipe.
+type boundedBuffer struct {
+	limit     int
+	buf       bytes.Buffer
+	truncated bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	room := b.limit - b.buf.Len()
+	if room < len(p) {
+		b.truncated = true
+		p = p[:max(room, 0)]
+	}
+	b.buf.Write(p)
+	return n, nil
+}
+
+func (b *boundedBuffer) Len() int { return b.buf.Len() }
+
+func (b *boundedBuffer) String() string {
+	if b.truncated {
+		return b.buf.String() + "…(truncated)"
+	}
+	return b.buf.String()
+}

@@ -1,0 +1,66 @@
+package executors
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// baseModuleConfig is what every instance of a program shares: anonymous
+// (so instances never collide by name), the roots, real clocks and
+// crypto randomness so Go guests work, no environment variables.
+func baseModuleConfig(fs wazero.FSConfig) wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithName("").
+		WithFSConfig(fs).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader)
+}
+
+// runCommand instantiates the module afresh with the call's args on
+// stdin and argv [tool]; _start runs inside the instantiation, and its
+// stdout is the observation.
+func (p *Program) runCommand(s *callState, args []byte) ([]byte, error) {
+	stdout := &limitedWriter{limit: p.d.Bounds.MaxOutputBytes, over: func() {
+		s.outputOver = true
+		s.cancel(errOutputOver)
+	}}
+	s.alloc = newAllocator(p.d.Bounds.MemoryMiB)
+	cfg := p.base.
+		WithArgs(s.tool).
+		WithStdin(bytes.NewReader(args)).
+		WithStdout(stdout).
+		WithStderr(&s.stderr).
+		WithNanosleep(s.sleep)
+	ctx := experimental.WithMemoryAllocator(s.ctx, s.alloc)
+	mod, err := p.rt.wz.InstantiateModule(ctx, p.compiled, cfg)
+	if mod != nil {
+		_ = mod.Close(context.WithoutCancel(ctx))
+	}
+	return stdout.buf.Bytes(), err
+}
+
+// limitedWriter is a command's stdout. The first write that would take it
+// past limit is refused and calls over, which cancels the run: the guest
+// is stopped rather than left to compute output nobody will read.
+type limitedWriter struct {
+	limit int
+	buf   bytes.Buffer
+	over  func()
+	hit   bool
+}
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if w.hit || w.buf.Len()+len(p) > w.limit {
+		if !w.hit {
+			w.hit = true
+			w.over()
+		}
+		return 0, errOutputOver
+	}
+	return w.buf.Write(p)
+}

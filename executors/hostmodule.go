@@ -1,0 +1,100 @@
+package executors
+
+import (
+	"context"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// hostModuleName is the import module guests use for broker services.
+const hostModuleName = "airlock"
+
+// Per-call bounds on the log host function.
+const (
+	maxLogLines     = 64
+	maxLogLineBytes = 2048
+)
+
+// hostModule defines the "airlock" import module (ABI.md has the
+// contract):
+//
+//	fetch(req_ptr, req_len i32) -> resp_len i32
+//	fetch_read(buf_ptr, buf_len i32) -> copied i32
+//	log(msg_ptr, msg_len i32)
+//
+// Each function finds its call in the context; a refusal is recorded
+// there and ends the call by panicking out of the guest.
+func (r *Runtime) hostModule() wazero.HostModuleBuilder {
+	b := r.wz.NewHostModuleBuilder(hostModuleName)
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(r.hostFetch), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("req_ptr", "req_len").
+		Export("fetch")
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostFetchRead), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("buf_ptr", "buf_len").
+		Export("fetch_read")
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostLog), []api.ValueType{i32, i32}, nil).
+		WithParameterNames("msg_ptr", "msg_len").
+		Export("log")
+	return b
+}
+
+// callOf returns the call running in ctx; a host function called outside
+// a call (which the executor never does) fails the guest.
+func callOf(ctx context.Context) *callState {
+	s := stateFrom(ctx)
+	if s == nil {
+		panic(&refusal{rule: wire.ExecThrew})
+	}
+	return s
+}
+
+// guestBytes reads len bytes at ptr, ending the call as exec-threw if the
+// guest passed a range outside its memory.
+func guestBytes(s *callState, m api.Module, ptr, n uint64) []byte {
+	b, ok := m.Memory().Read(uint32(ptr), uint32(n))
+	if !ok {
+		s.stop(wire.ExecThrew)
+	}
+	return b
+}
+
+func (r *Runtime) hostFetch(ctx context.Context, m api.Module, stack []uint64) {
+	s := callOf(ctx)
+	req := guestBytes(s, m, stack[0], stack[1])
+	s.pending = r.fetch(s, req)
+	stack[0] = uint64(uint32(len(s.pending)))
+}
+
+// hostFetchRead copies up to buf_len bytes of the pending response and
+// discards it.
+func hostFetchRead(ctx context.Context, m api.Module, stack []uint64) {
+	s := callOf(ctx)
+	n := min(uint64(len(s.pending)), uint64(uint32(stack[1])))
+	if n > 0 && !m.Memory().Write(uint32(stack[0]), s.pending[:n]) {
+		s.stop(wire.ExecThrew)
+	}
+	s.pending = nil
+	stack[0] = n
+}
+
+// hostLog writes one guest line to the operator's log, at most
+// maxLogLines per call and maxLogLineBytes each.
+func hostLog(ctx context.Context, m api.Module, stack []uint64) {
+	s := callOf(ctx)
+	s.logLines++
+	if s.logLines > maxLogLines {
+		if s.logLines == maxLogLines+1 {
+			s.logger().Info("guest log limit reached; further lines dropped")
+		}
+		return
+	}
+	msg := guestBytes(s, m, stack[0], min(stack[1], maxLogLineBytes))
+	s.logger().Info("guest log", "line", strings.ToValidUTF8(string(msg), "\uFFFD"))
+}

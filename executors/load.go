@@ -1,0 +1,216 @@
+package executors
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// style is how a module is run: a command is instantiated per call, a
+// reactor is instantiated once and its airlock_call export reused.
+type style int
+
+const (
+	styleCommand style = iota + 1
+	styleReactor
+)
+
+func (s style) String() string {
+	if s == styleReactor {
+		return "reactor"
+	}
+	return "command"
+}
+
+// Program is an admitted module for one descriptor. It is safe for
+// concurrent use; Close retires it.
+type Program struct {
+	rt          *Runtime
+	d           wire.Descriptor
+	boundsCanon []byte
+	schemas     map[string]*jsonschema.Schema
+	compiled    wazero.CompiledModule
+	style       style
+	mounts      *mounts
+	base        wazero.ModuleConfig
+	sem         chan struct{}
+	pool        *pool
+	log         *slog.Logger
+
+	life lifecycle
+
+	// testHook, when set, runs inside every call after the call state is
+	// built; tests use it to inject a panic or observe a call in flight.
+	testHook func()
+}
+
+// Load compiles module and admits it for d, or says why not with an
+// *AdmissionError. Cheap checks run first so a bad descriptor costs no
+// compilation.
+func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte) (*Program, error) {
+	if r.isClosed() {
+		return nil, ErrRuntimeClosed
+	}
+	d = cloneDescriptor(d)
+	if err := d.Validate(); err != nil {
+		return nil, admission(ReasonDescriptorInvalid, err)
+	}
+	p := &Program{rt: r, d: d, boundsCanon: d.Bounds.Canonical(),
+		sem: make(chan struct{}, r.cfg.MaxConcurrent),
+		log: r.cfg.Logger.With("descriptor", d.DescriptorID)}
+	var err error
+	if p.schemas, err = compileSchemas(d.Tools); err != nil {
+		return nil, err
+	}
+	if p.mounts, err = openMounts(d.Bounds.Roots, r.cfg.Roots); err != nil {
+		return nil, err
+	}
+	if err = p.compile(ctx, module); err != nil {
+		p.release(ctx)
+		return nil, err
+	}
+	p.base = baseModuleConfig(p.mounts.fs)
+	p.pool = newPool(r.cfg.PoolSize)
+	if err = r.track(p); err != nil {
+		p.release(ctx)
+		return nil, err
+	}
+	return p, nil
+}
+
+// compile compiles the module, then checks its imports, style and memory.
+func (p *Program) compile(ctx context.Context, module []byte) error {
+	compiled, err := p.rt.wz.CompileModule(ctx, module)
+	if err != nil {
+		return admission(ReasonCompileFailed, err)
+	}
+	p.compiled = compiled
+	info, err := readBinary(module)
+	if err != nil {
+		return admission(ReasonCompileFailed, err)
+	}
+	if err = p.rt.checkImports(info.imports, compiled.ImportedFunctions()); err != nil {
+		return admission(ReasonImportsRefused, err)
+	}
+	if p.style, err = detectStyle(compiled); err != nil {
+		return admission(ReasonABIInvalid, err)
+	}
+	limit := uint64(p.d.Bounds.MemoryMiB) << 20
+	if info.minPages*pageBytes > limit {
+		return admission(ReasonMemoryInvalid,
+			fmt.Errorf("memory minimum of %d pages is over memoryMiB", info.minPages))
+	}
+	return nil
+}
+
+// checkImports admits only functions the host modules define, with the
+// signature they define; any table, memory, global or tag import, or any
+// other module, is refused.
+func (r *Runtime) checkImports(all []wasmImport, funcs []api.FunctionDefinition) error {
+	for _, imp := range all {
+		if imp.kind != kindFunc {
+			return fmt.Errorf("imports a non-function %s.%s", imp.module, imp.name)
+		}
+		if _, ok := r.hostFuncs[imp.module][imp.name]; !ok {
+			return fmt.Errorf("imports %s.%s, which the broker does not provide", imp.module, imp.name)
+		}
+	}
+	for _, f := range funcs {
+		mod, name, _ := f.Import()
+		want := r.hostFuncs[mod][name]
+		if want == nil || !sameSignature(f, want) {
+			return fmt.Errorf("imports %s.%s with the wrong signature", mod, name)
+		}
+	}
+	return nil
+}
+
+func sameSignature(a, b api.FunctionDefinition) bool {
+	return slices.Equal(a.ParamTypes(), b.ParamTypes()) && slices.Equal(a.ResultTypes(), b.ResultTypes())
+}
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// detectStyle tells a command (exports _start) from a reactor (exports
+// _initialize and the airlock ABI, see plugins/sdk/ABI.md).
+func detectStyle(c wazero.CompiledModule) (style, error) {
+	ex := c.ExportedFunctions()
+	if f, ok := ex["_start"]; ok {
+		if len(f.ParamTypes()) != 0 || len(f.ResultTypes()) != 0 {
+			return 0, errors.New("_start must take and return nothing")
+		}
+		return styleCommand, nil
+	}
+	if _, ok := ex["_initialize"]; !ok {
+		return 0, ErrNoStyle
+	}
+	wants := map[string][2][]api.ValueType{
+		exportInitialize: {nil, nil},
+		exportAlloc:      {{i32}, {i32}},
+		exportCall:       {{i32, i32, i32, i32}, {i64}},
+	}
+	for name, sig := range wants {
+		f, ok := ex[name]
+		if !ok || !slices.Equal(f.ParamTypes(), sig[0]) || !slices.Equal(f.ResultTypes(), sig[1]) {
+			return 0, fmt.Errorf("reactor export %s missing or of the wrong signature", name)
+		}
+	}
+	if _, ok := c.ExportedMemories()[exportMemory]; !ok {
+		return 0, errors.New("reactor must export its memory as \"memory\"")
+	}
+	return styleReactor, nil
+}
+
+// compileSchemas compiles each tool's inputSchema once. No loader is
+// installed, so a $ref can only point inside the schema itself (or to a
+// bundled metaschema): admission never reads a file or the network.
+func compileSchemas(tools []wire.Tool) (map[string]*jsonschema.Schema, error) {
+	out := make(map[string]*jsonschema.Schema, len(tools))
+	for _, t := range tools {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
+		if err != nil {
+			return nil, admission(ReasonSchemaInvalid, fmt.Errorf("tool %s: %w", t.Name, err))
+		}
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.UseLoader(jsonschema.SchemeURLLoader{})
+		const loc = "https://airlock.invalid/input-schema.json"
+		if err := c.AddResource(loc, doc); err != nil {
+			return nil, admission(ReasonSchemaInvalid, fmt.Errorf("tool %s: %w", t.Name, err))
+		}
+		s, err := c.Compile(loc)
+		if err != nil {
+			return nil, admission(ReasonSchemaInvalid, fmt.Errorf("tool %s: %w", t.Name, err))
+		}
+		out[t.Name] = s
+	}
+	return out, nil
+}
+
+// cloneDescriptor copies d's slices so a caller mutating its value later
+// cannot change an admitted program.
+func cloneDescriptor(d wire.Descriptor) wire.Descriptor {
+	d.Tools = slices.Clone(d.Tools)
+	for i := range d.Tools {
+		d.Tools[i].InputSchema = json.RawMessage(slices.Clone([]byte(d.Tools[i].InputSchema)))
+	}
+	d.Bounds.AllowedHosts = slices.Clone(d.Bounds.AllowedHosts)
+	d.Bounds.Roots = slices.Clone(d.Bounds.Roots)
+	return d
+}
+
+// Descriptor returns the admitted descriptor (a copy).
+func (p *Program) Descriptor() wire.Descriptor { return cloneDescriptor(p.d) }

@@ -1,0 +1,344 @@
+package executors
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// forStyles runs f against the command and the reactor build of the
+// guest fixture, each admitted under bounds b on a runtime made with cfg.
+func forStyles(t *testing.T, cfg Config, b wire.Bounds, f func(t *testing.T, p *Program)) {
+	for _, st := range styles {
+		t.Run(st.name, func(t *testing.T) {
+			r := newRuntime(t, cfg)
+			f(t, load(t, r, guestDescriptor("guest", b), fixture(t, st.file)))
+		})
+	}
+}
+
+func TestEchoRoundTrip(t *testing.T) {
+	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
+		a := call(t, p, "echo", `{ "b": [1, 2.5, "x"], "a": {"n": null} }`)
+		if !a.OK || string(a.Observed) != `{"b":[1,2.5,"x"],"a":{"n":null}}` {
+			t.Fatalf("echo answered %+v", a)
+		}
+		if a.CallID != "call_1" || a.Budget == nil || *a.Budget != (wire.Budget{RequestsLimit: 0}) {
+			t.Fatalf("envelope fields wrong: %+v", a)
+		}
+	})
+}
+
+func TestExecTimeout(t *testing.T) {
+	b := defaultBounds()
+	b.TimeoutMs = 300
+	forStyles(t, Config{}, b, func(t *testing.T, p *Program) {
+		for _, c := range [][2]string{{"loop", `{}`}, {"sleep", `{"ms":600000}`}} {
+			start := time.Now()
+			wantRule(t, call(t, p, c[0], c[1]), wire.ExecTimeout)
+			if d := time.Since(start); d < 300*time.Millisecond {
+				t.Fatalf("%s refused after %v, before its deadline", c[0], d)
+			}
+		}
+		wantOK(t, call(t, p, "sleep", `{"ms":10}`))
+	})
+}
+
+// TestCallerCancelIsNotTimeout: only our own deadline is exec-timeout; a
+// caller that gives up gets exec-threw (documented in RATIONALE-notes.md).
+func TestCallerCancelIsNotTimeout(t *testing.T) {
+	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		a := p.Call(ctx, wire.Call{V: 1, CallID: "c", Tool: "sleep", DescriptorID: "guest",
+			Args: json.RawMessage(`{"ms":600000}`), BoundsEcho: p.boundsCanon})
+		wantRule(t, a, wire.ExecThrew)
+	})
+}
+
+func TestMemoryExhausted(t *testing.T) {
+	b := defaultBounds()
+	b.MemoryMiB = 32
+	b.TimeoutMs = 20000
+	forStyles(t, Config{}, b, func(t *testing.T, p *Program) {
+		wantOK(t, call(t, p, "echo", `{}`)) // the module itself fits in 32 MiB
+		wantRule(t, call(t, p, "membomb", `{}`), wire.MemoryExhausted)
+		wantOK(t, call(t, p, "echo", `{}`)) // and the program is still usable
+	})
+}
+
+func TestExecThrew(t *testing.T) {
+	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
+		for _, c := range [][2]string{
+			{"trap", `{"kind":"nil"}`}, {"trap", `{"kind":"div"}`}, {"trap", `{"kind":"panic"}`},
+			{"exit3", `{}`}, {"fail", `{}`}, {"notobject", `{}`},
+		} {
+			wantRule(t, call(t, p, c[0], c[1]), wire.ExecThrew)
+		}
+	})
+}
+
+func TestExecThrewCommandOutput(t *testing.T) {
+	r := newRuntime(t, Config{})
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest.wasm"))
+	wantRule(t, call(t, p, "nojson", `{}`), wire.ExecThrew)
+	wantRule(t, call(t, p, "twojson", `{}`), wire.ExecThrew)
+	for _, file := range []string{"unreachable.wasm", "silent.wasm"} {
+		d := guestDescriptor("tiny", defaultBounds())
+		wantRule(t, call(t, load(t, r, d, fixture(t, file)), "echo", `{}`), wire.ExecThrew)
+	}
+}
+
+func TestOutputTooLarge(t *testing.T) {
+	b := defaultBounds()
+	b.MaxOutputBytes = 1000
+	forStyles(t, Config{}, b, func(t *testing.T, p *Program) {
+		// bigout n writes an n-byte object; a command adds a newline.
+		m := wantOK(t, call(t, p, "bigout", `{"n":999}`))
+		if len(m["s"].(string)) != 991 {
+			t.Fatalf("bigout wrote %d characters", len(m["s"].(string)))
+		}
+		wantRule(t, call(t, p, "bigout", `{"n":1001}`), wire.OutputTooLarge)
+		wantRule(t, call(t, p, "bigout", `{"n":10000000}`), wire.OutputTooLarge)
+	})
+}
+
+func TestBoundsMismatch(t *testing.T) {
+	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
+		call := func(echo string) wire.Answer {
+			return p.Call(context.Background(), wire.Call{V: 1, CallID: "c", Tool: "echo",
+				DescriptorID: "guest", Args: json.RawMessage(`{}`), BoundsEcho: json.RawMessage(echo)})
+		}
+		// Same bounds, other key order and spacing: canonical JSON equal.
+		ok := call(`{"roots":[],"allowedHosts":[],"maxRequests":0,"maxOutputBytes":1048576,"memoryMiB":64, "timeoutMs":5000}`)
+		wantOK(t, ok)
+		for _, echo := range []string{
+			`{"roots":[],"allowedHosts":[],"maxRequests":0,"maxOutputBytes":1048576,"memoryMiB":64,"timeoutMs":5001}`,
+			`{"allowedHosts":[],"maxRequests":0,"maxOutputBytes":1048576,"memoryMiB":64,"timeoutMs":5000}`,
+			`{}`, `not json`, ``,
+		} {
+			a := call(echo)
+			mustParse(t, a)
+			wantRule(t, a, wire.BoundsMismatch)
+			if a.Budget == nil || a.Budget.RequestsUsed != 0 {
+				t.Fatalf("bounds-mismatch budget %+v", a.Budget)
+			}
+		}
+	})
+}
+
+func TestUnknownTool(t *testing.T) {
+	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
+		wantRule(t, call(t, p, "no_such_tool", `{}`), wire.UnknownTool)
+	})
+}
+
+func TestArgsInvalid(t *testing.T) {
+	r := newRuntime(t, Config{})
+	d := guestDescriptor("guest", defaultBounds())
+	d.Tools[0].InputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`)
+	p := load(t, r, d, fixture(t, "guest-reactor.wasm"))
+	wantOK(t, call(t, p, "echo", `{"n":3}`))
+	for _, args := range []string{`{}`, `{"n":"3"}`, `{"n":0}`, `{"n":1,"x":2}`, `{"n":1,"n":2}`,
+		`[1]`, `"s"`, `{"n":1`, "{\"n\":1,\"s\":\"\xff\"}"} {
+		a := call(t, p, "echo", args)
+		wantRule(t, a, wire.ArgsInvalid)
+		if a.Budget == nil || *a.Budget != (wire.Budget{}) {
+			t.Fatalf("args-invalid budget %+v", a.Budget)
+		}
+	}
+}
+
+func TestOverloaded(t *testing.T) {
+	forStyles(t, Config{MaxConcurrent: 1}, defaultBounds(), func(t *testing.T, p *Program) {
+		done := make(chan wire.Answer)
+		go func() { done <- call(t, p, "sleep", `{"ms":1000}`) }()
+		waitFor(t, func() bool { return len(p.sem) == 1 })
+		wantRule(t, call(t, p, "echo", `{}`), wire.Overloaded)
+		wantOK(t, <-done)
+		wantOK(t, call(t, p, "echo", `{}`))
+	})
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestExecutorPanicIsExecThrew(t *testing.T) {
+	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
+		p.testHook = func() { panic("injected executor bug") }
+		wantRule(t, call(t, p, "echo", `{}`), wire.ExecThrew)
+		p.testHook = nil
+		wantOK(t, call(t, p, "echo", `{}`))
+		if len(p.sem) != 0 {
+			t.Fatal("a panicking call kept its concurrency slot")
+		}
+	})
+}
+
+func TestRetireWaitsForInFlight(t *testing.T) {
+	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
+		done := make(chan wire.Answer)
+		go func() { done <- call(t, p, "sleep", `{"ms":500}`) }()
+		waitFor(t, func() bool { return len(p.sem) == 1 })
+		closed := make(chan error)
+		go func() { closed <- p.Close(context.Background()) }()
+		waitFor(t, func() bool { p.life.mu.Lock(); defer p.life.mu.Unlock(); return p.life.retired != "" })
+		wantRule(t, call(t, p, "echo", `{}`), wire.UnattributedCall)
+		select {
+		case err := <-closed:
+			t.Fatalf("Close returned (%v) with a call in flight", err)
+		default:
+		}
+		wantOK(t, <-done)
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		wantRule(t, call(t, p, "echo", `{}`), wire.UnattributedCall)
+	})
+}
+
+func TestRetireBoundedByContext(t *testing.T) {
+	r := newRuntime(t, Config{})
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	done := make(chan wire.Answer)
+	go func() { done <- call(t, p, "sleep", `{"ms":500}`) }()
+	waitFor(t, func() bool { return len(p.sem) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close = %v, want deadline exceeded", err)
+	}
+	wantOK(t, <-done) // the call still finished, then released the program
+	if p.pool.get() != nil || !p.pool.closed {
+		t.Fatal("pool not released after the last call left")
+	}
+}
+
+func TestRuntimeCloseShutsDown(t *testing.T) {
+	r, err := NewRuntime(context.Background(), Config{CacheDir: sharedCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Load(context.Background(), guestDescriptor("guest", defaultBounds()), fixture(t, "silent.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantRule(t, call(t, p, "echo", `{}`), wire.ShuttingDown)
+	if _, err := r.Load(context.Background(), guestDescriptor("guest", defaultBounds()), fixture(t, "silent.wasm")); !errors.Is(err, ErrRuntimeClosed) {
+		t.Fatalf("Load after Close = %v", err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReactorReuseAndDiscard(t *testing.T) {
+	r := newRuntime(t, Config{PoolSize: 1})
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	count := func() float64 { return wantOK(t, call(t, p, "counter", `{}`))["calls"].(float64) }
+	if a, b := count(), count(); a != 1 || b != 2 {
+		t.Fatalf("pooled instance not reused: %v then %v", a, b)
+	}
+	wantRule(t, call(t, p, "fail", `{}`), wire.ExecThrew)
+	if c := count(); c != 1 {
+		t.Fatalf("failed instance was reused (counter %v)", c)
+	}
+	wantOK(t, call(t, p, "echo", `{}`))
+}
+
+func TestCommandIsFreshPerCall(t *testing.T) {
+	r := newRuntime(t, Config{})
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest.wasm"))
+	for range 3 {
+		if c := wantOK(t, call(t, p, "counter", `{}`))["calls"]; c != 1.0 {
+			t.Fatalf("command instance reused: counter %v", c)
+		}
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func debugLogger(buf *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func TestStderrBoundedAndLogged(t *testing.T) {
+	var logs syncBuffer
+	forStyles(t, Config{MaxStderrBytes: 100, Logger: debugLogger(&logs)}, defaultBounds(), func(t *testing.T, p *Program) {
+		wantOK(t, call(t, p, "stderr", `{"n":100000}`))
+		out := logs.String()
+		if !strings.Contains(out, strings.Repeat("e", 100)+"…(truncated)") || strings.Contains(out, strings.Repeat("e", 101)) {
+			t.Fatalf("stderr not kept to 100 bytes: %.300s", out)
+		}
+	})
+}
+
+func TestGuestLogBounded(t *testing.T) {
+	var logs syncBuffer
+	r := newRuntime(t, Config{Logger: debugLogger(&logs)})
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	wantOK(t, call(t, p, "log", `{"msg":"hello from the guest","n":100}`))
+	out := logs.String()
+	if n := strings.Count(out, "hello from the guest"); n != maxLogLines {
+		t.Fatalf("%d guest lines logged, want %d", n, maxLogLines)
+	}
+	for _, attr := range []string{"descriptor=guest", "tool=log", "callId=call_1", "guest log limit reached"} {
+		if !strings.Contains(out, attr) {
+			t.Fatalf("log lacks %q: %.300s", attr, out)
+		}
+	}
+}
+
+func TestCallEnvelopeEdges(t *testing.T) {
+	r := newRuntime(t, Config{})
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	a := p.Call(context.Background(), wire.Call{CallID: "", Tool: "echo", DescriptorID: "guest",
+		Args: json.RawMessage(`{}`), BoundsEcho: p.boundsCanon})
+	mustParse(t, a)
+	if a.CallID != wire.UnreadableCallID || a.Refused != wire.Malformed {
+		t.Fatalf("empty callId answered %+v", a)
+	}
+	a = p.Call(context.Background(), wire.Call{CallID: "c", Tool: "echo", DescriptorID: "other",
+		Args: json.RawMessage(`{}`), BoundsEcho: p.boundsCanon})
+	wantRule(t, a, wire.UnattributedCall)
+	// Absent args are the empty object.
+	a = p.Call(context.Background(), wire.Call{CallID: "c", Tool: "echo", DescriptorID: "guest", BoundsEcho: p.boundsCanon})
+	if !a.OK || string(a.Observed) != `{}` {
+		t.Fatalf("absent args answered %+v", a)
+	}
+}

@@ -1,0 +1,173 @@
+// Package executors runs tool modules in a wazero sandbox: Load admits a
+// module for a descriptor, Program.Call runs one call under the
+// descriptor's bounds and answers with a wire.Answer, and Table routes
+// calls by descriptorId. See RATIONALE-notes.md for the design decisions.
+package executors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// Config is the operator's side of the executors; the descriptor's bounds
+// are the plugin's side. A zero field takes the default the broker's
+// configuration uses.
+type Config struct {
+	CacheDir       string            // wazero compilation cache dir; "" = no disk cache
+	Roots          map[string]string // root name -> host directory
+	MaxConcurrent  int               // calls running at once per descriptor (overloaded past it)
+	MaxFetchBytes  int               // largest response body one fetch may read
+	MaxStderrBytes int               // guest stderr kept per call for the log
+	PoolSize       int               // idle reactor instances kept per descriptor
+	Logger         *slog.Logger
+}
+
+// Defaults for zero Config fields, equal to the broker's config defaults.
+const (
+	DefaultMaxConcurrent  = 16
+	DefaultMaxFetchBytes  = 8 << 20
+	DefaultMaxStderrBytes = 64 << 10
+	DefaultPoolSize       = 4
+)
+
+func (c *Config) withDefaults() error {
+	fields := []*int{&c.MaxConcurrent, &c.MaxFetchBytes, &c.MaxStderrBytes, &c.PoolSize}
+	defaults := []int{DefaultMaxConcurrent, DefaultMaxFetchBytes, DefaultMaxStderrBytes, DefaultPoolSize}
+	for i, f := range fields {
+		if *f < 0 {
+			return fmt.Errorf("%w: negative limit", ErrConfig)
+		}
+		if *f == 0 {
+			*f = defaults[i]
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	roots := make(map[string]string, len(c.Roots))
+	for k, v := range c.Roots {
+		roots[k] = v
+	}
+	c.Roots = roots
+	return nil
+}
+
+// Runtime is one wazero runtime shared by every descriptor: compiled code,
+// the WASI and airlock host modules and the fetch transport are made once.
+type Runtime struct {
+	cfg       Config
+	wz        wazero.Runtime
+	cache     wazero.CompilationCache
+	hostFuncs map[string]map[string]api.FunctionDefinition // module -> name -> definition
+	transport *http.Transport
+
+	mu       sync.Mutex
+	closed   bool
+	programs map[*Program]struct{}
+}
+
+// NewRuntime starts the shared wazero runtime. It compiles nothing yet.
+func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
+	var cache wazero.CompilationCache
+	if cfg.CacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: cache dir: %v", ErrConfig, err)
+		}
+		cache = c
+		rc = rc.WithCompilationCache(cache)
+	}
+	r := &Runtime{cfg: cfg, wz: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache,
+		transport: newTransport(), programs: map[*Program]struct{}{}}
+	if err := r.instantiateHosts(ctx); err != nil {
+		_ = r.closeWazero(ctx)
+		return nil, err
+	}
+	return r, nil
+}
+
+// instantiateHosts adds the two host modules guests may import and keeps
+// their function definitions for checking imports at Load.
+func (r *Runtime) instantiateHosts(ctx context.Context) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.wz); err != nil {
+		return fmt.Errorf("executors: wasi: %w", err)
+	}
+	host, err := r.hostModule().Instantiate(ctx)
+	if err != nil {
+		return fmt.Errorf("executors: airlock host module: %w", err)
+	}
+	r.hostFuncs = map[string]map[string]api.FunctionDefinition{
+		wasi_snapshot_preview1.ModuleName: r.wz.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
+		hostModuleName:                    host.ExportedFunctionDefinitions(),
+	}
+	return nil
+}
+
+// Close retires every program loaded here (waiting, bounded by ctx, for
+// their in-flight calls), then frees the runtime. Calls to a program after
+// Close are refused with shutting-down.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	progs := make([]*Program, 0, len(r.programs))
+	for p := range r.programs {
+		progs = append(progs, p)
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, p := range progs {
+		errs = append(errs, p.retire(ctx, wire.ShuttingDown))
+	}
+	errs = append(errs, r.closeWazero(ctx))
+	return errors.Join(errs...)
+}
+
+func (r *Runtime) closeWazero(ctx context.Context) error {
+	err := r.wz.Close(context.WithoutCancel(ctx))
+	if r.cache != nil {
+		err = errors.Join(err, r.cache.Close(context.WithoutCancel(ctx)))
+	}
+	r.transport.CloseIdleConnections()
+	return err
+}
+
+// track registers p so Close can retire it; it fails once closed.
+func (r *Runtime) track(p *Program) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrRuntimeClosed
+	}
+	r.programs[p] = struct{}{}
+	return nil
+}
+
+func (r *Runtime) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+func (r *Runtime) untrack(p *Program) {
+	r.mu.Lock()
+	delete(r.programs, p)
+	r.mu.Unlock()
+}

@@ -1,0 +1,360 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlock/airlock/executors"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Where a plugin folder came from.
+const (
+	OriginBuiltin = "builtin" // embedded in the binary
+	OriginPlugins = "plugins" // the operator's plugins folder
+)
+
+// Admission refusal reasons found by the catalog itself; the executors add
+// theirs (compile-failed, imports-refused, root-unmapped, schema-invalid,
+// abi-invalid, memory-invalid). Together they are the closed set of the
+// `reason` label.
+const (
+	ReasonDescriptorInvalid = executors.ReasonDescriptorInvalid
+	ReasonModuleMissing     = "module-missing"
+	ReasonHashMismatch      = "hash-mismatch"
+)
+
+// Reasons is every admission refusal reason.
+var Reasons = []string{
+	ReasonDescriptorInvalid, ReasonModuleMissing, ReasonHashMismatch,
+	executors.ReasonCompileFailed, executors.ReasonImportsRefused, executors.ReasonRootUnmapped,
+	executors.ReasonSchemaInvalid, executors.ReasonABIInvalid, executors.ReasonMemoryInvalid,
+}
+
+// Status is one plugin folder as the catalog last saw it.
+type Status struct {
+	ID       string `json:"id"`
+	Origin   string `json:"origin"`
+	Version  string `json:"version,omitempty"`
+	Admitted bool   `json:"admitted"`
+	Reason   string `json:"reason,omitempty"` // a Reasons entry when refused
+	Detail   string `json:"detail,omitempty"` // for the operator
+}
+
+// Options configure a Catalog.
+type Options struct {
+	Runtime *executors.Runtime
+	Table   *executors.Table // where admitted programs are put
+	Dir     string           // the plugins folder; "" for none
+	Builtin fs.FS            // bundled plugin folders; nil for none
+	Logger  *slog.Logger
+	Metrics *metrics.Registry // nil when offline (airlock tools --plugins)
+}
+
+// Catalog admits plugin folders into a Table and keeps them in step with
+// the folders. Scans are serialized; calls never wait for a scan because
+// they only read the Table.
+type Catalog struct {
+	opts      Options
+	mu        sync.Mutex // serializes Scan; guards entries and listeners
+	entries   map[string]*entry
+	listeners []func()
+	statuses  atomic.Pointer[[]Status]
+	retiring  sync.WaitGroup // programs closing after retirement
+	watch     *watcher
+}
+
+type entry struct {
+	status      Status
+	fingerprint string
+	program     *executors.Program // nil when refused
+}
+
+// New builds a Catalog; call Scan to admit, Watch to follow changes.
+func New(opts Options) (*Catalog, error) {
+	if opts.Dir != "" {
+		info, err := os.Stat(opts.Dir)
+		if err != nil || !info.IsDir() {
+			return nil, fmt.Errorf("%w: %s", ErrNoPluginsDir, opts.Dir)
+		}
+	}
+	c := &Catalog{opts: opts, entries: map[string]*entry{}}
+	c.statuses.Store(&[]Status{})
+	return c, nil
+}
+
+// OnChange registers fn to run after every scan that changed what is
+// admitted (a paired environment re-sends its catalog).
+func (c *Catalog) OnChange(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listeners = append(c.listeners, fn)
+}
+
+// Statuses is every plugin folder of the last scan, sorted by id.
+func (c *Catalog) Statuses() []Status { return *c.statuses.Load() }
+
+// source is one plugin folder to consider.
+type source struct {
+	fsys   fs.FS
+	origin string
+}
+
+// Scan looks at every plugin folder once: new or changed folders are
+// admitted (or refused), removed folders are retired. A folder whose files
+// did not change is not looked at again.
+func (c *Catalog) Scan(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	found := c.folders()
+	changed := false
+	for id, src := range found {
+		if c.consider(ctx, id, src) {
+			changed = true
+		}
+	}
+	for id, e := range c.entries {
+		if _, ok := found[id]; !ok {
+			c.retire(id, e)
+			delete(c.entries, id)
+			c.opts.Logger.Info("plugin retired", "plugin", id, "origin", e.status.Origin)
+			changed = true
+		}
+	}
+	c.publish()
+	if changed {
+		for _, fn := range c.listeners {
+			fn()
+		}
+	}
+}
+
+// folders lists plugin folders by id. The operator's folder wins over a
+// bundled plugin of the same id, so a newer version can be dropped in.
+// Hidden folders (".name") are skipped so a copy can be staged beside the
+// live plugins and renamed into place.
+func (c *Catalog) folders() map[string]source {
+	found := map[string]source{}
+	add := func(fsys fs.FS, origin string) {
+		ents, err := fs.ReadDir(fsys, ".")
+		if err != nil {
+			c.opts.Logger.Warn("plugins folder unreadable", "origin", origin, "err", err)
+			return
+		}
+		for _, d := range ents {
+			if strings.HasPrefix(d.Name(), ".") {
+				continue
+			}
+			if info, err := fs.Stat(fsys, d.Name()); err != nil || !info.IsDir() {
+				continue
+			}
+			found[d.Name()] = source{fsys, origin}
+		}
+	}
+	if c.opts.Builtin != nil {
+		add(c.opts.Builtin, OriginBuiltin)
+	}
+	if c.opts.Dir != "" {
+		add(os.DirFS(c.opts.Dir), OriginPlugins)
+	}
+	return found
+}
+
+// consider admits or refuses the folder id unless it is unchanged since
+// the last scan, and reports whether what is admitted changed.
+func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
+	fp := fingerprint(src.fsys, id)
+	old := c.entries[id]
+	if old != nil && old.fingerprint == fp && old.status.Origin == src.origin {
+		return false
+	}
+	e := &entry{fingerprint: fp, status: Status{ID: id, Origin: src.origin}}
+	prog, m, err := c.admit(ctx, id, src.fsys)
+	e.status.Version = m.Version
+	if err != nil {
+		e.status.Reason, e.status.Detail = reasonOf(err), err.Error()
+		c.refused(e.status)
+	} else {
+		e.program = prog
+		e.status.Admitted = true
+		if prev := c.opts.Table.Put(prog); prev != nil && (old == nil || prev != old.program) {
+			c.closeLater(prev)
+		}
+		c.opts.Logger.Info("plugin admitted", "plugin", id, "origin", src.origin, "version", m.Version, "tools", len(m.Tools))
+	}
+	if old != nil && old.program != nil {
+		if e.program == nil {
+			c.opts.Table.Remove(id)
+		}
+		c.closeLater(old.program)
+	}
+	c.entries[id] = e
+	return (old != nil && old.program != nil) || e.program != nil
+}
+
+// admit reads, checks and loads one folder.
+func (c *Catalog) admit(ctx context.Context, id string, fsys fs.FS) (*executors.Program, Manifest, error) {
+	data, err := readCapped(fsys, id+"/"+ManifestName, maxManifestBytes)
+	if err != nil {
+		return nil, Manifest{}, refusal(ReasonDescriptorInvalid, fmt.Errorf("%s: %w", ManifestName, err))
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		return nil, m, refusal(ReasonDescriptorInvalid, err)
+	}
+	if m.ID != id {
+		return nil, m, refusal(ReasonDescriptorInvalid, fmt.Errorf("id %q does not match its folder name", m.ID))
+	}
+	module, err := readCapped(fsys, id+"/"+m.Module, maxModuleBytes)
+	if err != nil {
+		return nil, m, refusal(ReasonModuleMissing, fmt.Errorf("module %s: %w", m.Module, err))
+	}
+	if HashModule(module) != m.SHA256 {
+		return nil, m, refusal(ReasonHashMismatch, errors.New("the module's SHA-256 does not match plugin.json"))
+	}
+	prog, err := c.opts.Runtime.Load(ctx, m.Descriptor(), module)
+	if err != nil {
+		return nil, m, err
+	}
+	return prog, m, nil
+}
+
+// refused logs and counts a refusal.
+func (c *Catalog) refused(s Status) {
+	c.opts.Logger.Warn("plugin refused", "plugin", s.ID, "origin", s.Origin, "reason", s.Reason, "detail", s.Detail)
+	if c.opts.Metrics != nil {
+		c.opts.Metrics.PluginAdmissionErr.WithLabelValues(metrics.LabelIn(s.Reason, Reasons...)).Inc()
+	}
+}
+
+// retire removes an entry's program from the table.
+func (c *Catalog) retire(id string, e *entry) {
+	if e.program == nil {
+		return
+	}
+	if cur, ok := c.opts.Table.Get(id); ok && cur == e.program {
+		c.opts.Table.Remove(id)
+	}
+	c.closeLater(e.program)
+}
+
+// retireGrace bounds how long a retired program's in-flight calls may run
+// on before it is closed under them.
+const retireGrace = time.Minute
+
+// closeLater closes a retired program once its in-flight calls finish.
+func (c *Catalog) closeLater(p *executors.Program) {
+	c.retiring.Add(1)
+	go func() {
+		defer c.retiring.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), retireGrace)
+		defer cancel()
+		_ = p.Close(ctx)
+	}()
+}
+
+// publish stores the statuses of this scan and sets the gauge.
+func (c *Catalog) publish() {
+	list := make([]Status, 0, len(c.entries))
+	admitted := 0
+	for _, e := range c.entries {
+		list = append(list, e.status)
+		if e.status.Admitted {
+			admitted++
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	c.statuses.Store(&list)
+	if c.opts.Metrics != nil {
+		c.opts.Metrics.PluginsAdmitted.Set(float64(admitted))
+	}
+}
+
+// Close stops watching, retires every program and waits (within ctx) for
+// their in-flight calls.
+func (c *Catalog) Close(ctx context.Context) error {
+	c.stopWatching()
+	c.mu.Lock()
+	for id, e := range c.entries {
+		c.retire(id, e)
+	}
+	c.entries = map[string]*entry{}
+	c.publish()
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() { c.retiring.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("plugins: close: %w", ctx.Err())
+	}
+}
+
+// fingerprint identifies a folder's content cheaply: the manifest's bytes
+// and the module's size and modification time. A change to either makes
+// the folder be considered again.
+func fingerprint(fsys fs.FS, id string) string {
+	h := sha256.New()
+	data, err := readCapped(fsys, id+"/"+ManifestName, maxManifestBytes)
+	if err != nil {
+		return "unreadable:" + err.Error()
+	}
+	h.Write(data)
+	if m, err := ParseManifest(data); err == nil {
+		if info, err := fs.Stat(fsys, id+"/"+m.Module); err == nil {
+			fmt.Fprintf(h, "|%d|%d", info.Size(), info.ModTime().UnixNano())
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// readCapped reads a regular file of at most limit bytes.
+func readCapped(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	info, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if info.Size() > limit {
+		return nil, fmt.Errorf("over %d bytes", limit)
+	}
+	return fs.ReadFile(fsys, name)
+}
+
+// admissionRefusal carries a catalog-level reason.
+type admissionRefusal struct {
+	reason string
+	err    error
+}
+
+func (e *admissionRefusal) Error() string { return e.err.Error() }
+func (e *admissionRefusal) Unwrap() error { return e.err }
+
+func refusal(reason string, err error) error { return &admissionRefusal{reason, err} }
+
+// reasonOf maps an admission error onto the closed set of reasons.
+func reasonOf(err error) string {
+	var r *admissionRefusal
+	if errors.As(err, &r) {
+		return r.reason
+	}
+	var a *executors.AdmissionError
+	if errors.As(err, &a) {
+		return a.Reason
+	}
+	return executors.ReasonCompileFailed
+}

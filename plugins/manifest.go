@@ -1,0 +1,84 @@
+// Package plugins is the plugin folder format and the catalog that admits
+// plugins into the executors: it scans the plugins folder (and the bundled
+// plugins), watches it, and admits, re-admits or retires each plugin without
+// a restart.
+//
+// A plugin is a folder <plugins dir>/<id>/ holding plugin.json and the
+// module it names:
+//
+//	{"id":"notes","version":"1.0.0","module":"notes.wasm","sha256":"<hex>",
+//	 "tools":[{"name":"read_notes","description":"…","inputSchema":{…}}],
+//	 "bounds":{"timeoutMs":2000,"memoryMiB":64,"maxOutputBytes":1048576,
+//	           "maxRequests":0,"allowedHosts":[],"roots":["notes"]}}
+package plugins
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// ManifestName is the descriptor file in every plugin folder.
+const ManifestName = "plugin.json"
+
+// maxManifestBytes bounds plugin.json; a descriptor is small.
+const maxManifestBytes = 1 << 20
+
+// maxModuleBytes bounds a module file read into memory.
+const maxModuleBytes = 256 << 20
+
+// Manifest is plugin.json.
+type Manifest struct {
+	ID      string      `json:"id"`
+	Version string      `json:"version"`
+	Module  string      `json:"module"`
+	SHA256  string      `json:"sha256"`
+	Tools   []wire.Tool `json:"tools"`
+	Bounds  wire.Bounds `json:"bounds"`
+}
+
+var (
+	versionPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$`)
+	modulePattern  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\.wasm$`)
+	sha256Pattern  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// ParseManifest reads plugin.json strictly (unknown or duplicate keys
+// refused) and checks every field.
+func ParseManifest(data []byte) (Manifest, error) {
+	var m Manifest
+	if len(data) > maxManifestBytes {
+		return m, fmt.Errorf("%s is over %d bytes", ManifestName, maxManifestBytes)
+	}
+	if err := wire.DecodeStrict(data, &m); err != nil {
+		return m, err
+	}
+	if !versionPattern.MatchString(m.Version) {
+		return m, fmt.Errorf("version must match %s", versionPattern)
+	}
+	if !modulePattern.MatchString(m.Module) {
+		return m, fmt.Errorf("module must be a file name ending in .wasm, matching %s", modulePattern)
+	}
+	if !sha256Pattern.MatchString(m.SHA256) {
+		return m, fmt.Errorf("sha256 must be 64 lower-case hex digits")
+	}
+	d := m.Descriptor()
+	if err := d.Validate(); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// Descriptor is the wire form of the manifest: what callers see and echo.
+func (m Manifest) Descriptor() wire.Descriptor {
+	return wire.Descriptor{DescriptorID: m.ID, Tools: m.Tools, Bounds: m.Bounds}
+}
+
+// HashModule is the hex SHA-256 a manifest's sha256 must equal.
+func HashModule(module []byte) string {
+	sum := sha256.Sum256(module)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,96 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"unsafe"
+)
+
+// Host functions of the broker's "airlock" module. See ABI.md.
+
+//go:wasmimport airlock fetch
+func hostFetch(req unsafe.Pointer, reqLen uint32) uint32
+
+//go:wasmimport airlock fetch_read
+func hostFetchRead(buf unsafe.Pointer, bufLen uint32) uint32
+
+//go:wasmimport airlock log
+func hostLog(msg unsafe.Pointer, msgLen uint32)
+
+// Main runs the module as a WASI command: the tool named by argv[0] gets
+// stdin as its args, and its result goes to stdout as one JSON object. A
+// handler error goes to stderr and exits 1. Reactor builds never call
+// main, so Main costs nothing there.
+func Main() {
+	if len(os.Args) == 0 {
+		fail(errors.New("sdk: no tool name in argv[0]"))
+	}
+	args, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fail(err)
+	}
+	out, err := dispatch(os.Args[0], args)
+	if err != nil {
+		fail(err)
+	}
+	if _, err := os.Stdout.Write(append(out, '\n')); err != nil {
+		fail(err)
+	}
+	os.Exit(0)
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\n", toolName(), err)
+	os.Exit(1)
+}
+
+func toolName() string {
+	if len(os.Args) == 0 {
+		return "tool"
+	}
+	return os.Args[0]
+}
+
+// Fetch performs one HTTP request through the broker. Only hosts in the
+// descriptor's allowedHosts are reachable and each call has a request
+// budget; a refused or failed fetch ends the whole call (the broker
+// answers host-not-allowed, budget-exhausted or fetch-failed), so Fetch
+// only returns an error for a request it could not encode or a response
+// it could not decode.
+func Fetch(r Request) (Response, error) {
+	if r.Method == "" {
+		r.Method = "GET"
+	}
+	req, err := json.Marshal(r)
+	if err != nil {
+		return Response{}, err
+	}
+	n := hostFetch(unsafe.Pointer(unsafe.SliceData(req)), uint32(len(req)))
+	runtime.KeepAlive(req)
+	buf := make([]byte, max(n, 1))
+	if got := hostFetchRead(unsafe.Pointer(unsafe.SliceData(buf)), n); got != n {
+		return Response{}, errors.New("sdk: short fetch response")
+	}
+	var resp Response
+	if err := json.Unmarshal(buf[:n], &resp); err != nil {
+		return Response{}, err
+	}
+	return resp, nil
+}
+
+// Log sends one line to the operator's log, tagged with the descriptor
+// and tool. The broker bounds lines per call and bytes per line.
+func Log(msg string) {
+	if msg == "" {
+		return
+	}
+	b := []byte(msg)
+	hostLog(unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)))
+	runtime.KeepAlive(b)
+}
