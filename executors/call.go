@@ -22,7 +22,7 @@ import (
 //
 // Every answer carries budget {requestsUsed, requestsLimit: maxRequests};
 // requestsUsed counts the fetches this call started (see fetch.go).
-func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
+func (p *Program) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 	limit := p.d.Bounds.MaxRequests
 	if !wire.ValidID(c.CallID) {
 		return wire.Refuse(wire.UnreadableCallID, wire.Malformed, &wire.Budget{RequestsLimit: limit})
@@ -30,10 +30,21 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	refuse := func(r wire.Rule) wire.Answer {
 		return wire.Refuse(c.CallID, r, &wire.Budget{RequestsLimit: limit})
 	}
+	defer func() {
+		// run recovers its own panics with the call's budget; this net
+		// catches one in the checks before it.
+		if v := recover(); v != nil {
+			p.log.Error("executor panic", "tool", c.Tool, "callId", c.CallID, "panic", fmt.Sprint(v))
+			a = refuse(wire.ExecThrew)
+		}
+	}()
 	if r := p.enter(); r != "" {
 		return refuse(r)
 	}
 	defer p.leave()
+	if p.testHook != nil {
+		p.testHook("check")
+	}
 	if c.DescriptorID != p.d.DescriptorID {
 		return refuse(wire.UnattributedCall)
 	}
@@ -57,7 +68,13 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	return p.run(ctx, c.CallID, c.Tool, args)
 }
 
+// echoMatches compares boundsEcho with the admitted bounds as canonical
+// JSON. Callers usually echo the bounds byte for byte as listed, so the
+// two forms the broker lists are tried before canonicalizing.
 func (p *Program) echoMatches(echo json.RawMessage) bool {
+	if bytes.Equal(echo, p.boundsCanon) || bytes.Equal(echo, p.boundsListed) {
+		return true
+	}
 	c, err := wire.Canonical(echo)
 	return err == nil && bytes.Equal(c, p.boundsCanon)
 }
@@ -93,7 +110,7 @@ func (p *Program) run(parent context.Context, callID, tool string, args []byte) 
 		}
 	}()
 	if p.testHook != nil {
-		p.testHook()
+		p.testHook("run")
 	}
 	var out []byte
 	var err error

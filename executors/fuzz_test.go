@@ -33,6 +33,7 @@ func FuzzCall(f *testing.F) {
 	f.Add("c9", "echo", `{"deep":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`, canon)
 	f.Add("c\x00", "echo", `{}`, canon)
 	f.Add("c10", "echo", ``, canon)
+	f.Add("c11", "echo", `{"":"&<>"}`, canon)
 	f.Fuzz(func(t *testing.T, callID, tool, args, echo string) {
 		p := fuzzTarget(t)
 		a := p.Call(context.Background(), wire.Call{V: 1, CallID: callID, Tool: tool, DescriptorID: "guest",

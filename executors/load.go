@@ -38,20 +38,24 @@ type Program struct {
 	rt          *Runtime
 	d           wire.Descriptor
 	boundsCanon []byte
-	schemas     map[string]*jsonschema.Schema
-	compiled    wazero.CompiledModule
-	style       style
-	mounts      *mounts
-	base        wazero.ModuleConfig
-	sem         chan struct{}
-	pool        *pool
-	log         *slog.Logger
+	// boundsListed is the bounds as json.Marshal writes them, the form
+	// GET /v1/tools lists and callers echo.
+	boundsListed []byte
+	schemas      map[string]*jsonschema.Schema
+	compiled     wazero.CompiledModule
+	style        style
+	mounts       *mounts
+	base         wazero.ModuleConfig
+	sem          chan struct{}
+	pool         *pool
+	log          *slog.Logger
 
 	life lifecycle
 
-	// testHook, when set, runs inside every call after the call state is
-	// built; tests use it to inject a panic or observe a call in flight.
-	testHook func()
+	// testHook, when set, runs in every call at stage "check" (before the
+	// checks) and "run" (once the call state is built); tests use it to
+	// inject a panic.
+	testHook func(stage string)
 }
 
 // Load compiles module and admits it for d, or says why not with an
@@ -65,7 +69,8 @@ func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte) (*
 	if err := d.Validate(); err != nil {
 		return nil, admission(ReasonDescriptorInvalid, err)
 	}
-	p := &Program{rt: r, d: d, boundsCanon: d.Bounds.Canonical(),
+	listed, _ := json.Marshal(d.Bounds)
+	p := &Program{rt: r, d: d, boundsCanon: d.Bounds.Canonical(), boundsListed: listed,
 		sem: make(chan struct{}, r.cfg.MaxConcurrent),
 		log: r.cfg.Logger.With("descriptor", d.DescriptorID)}
 	var err error

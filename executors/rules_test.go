@@ -120,6 +120,8 @@ func TestBoundsMismatch(t *testing.T) {
 		// Same bounds, other key order and spacing: canonical JSON equal.
 		ok := call(`{"roots":[],"allowedHosts":[],"maxRequests":0,"maxOutputBytes":1048576,"memoryMiB":64, "timeoutMs":5000}`)
 		wantOK(t, ok)
+		listed, _ := json.Marshal(p.d.Bounds)
+		wantOK(t, call(string(listed)))
 		for _, echo := range []string{
 			`{"roots":[],"allowedHosts":[],"maxRequests":0,"maxOutputBytes":1048576,"memoryMiB":64,"timeoutMs":5001}`,
 			`{"allowedHosts":[],"maxRequests":0,"maxOutputBytes":1048576,"memoryMiB":64,"timeoutMs":5000}`,
@@ -181,11 +183,21 @@ func waitFor(t *testing.T, cond func() bool) {
 
 func TestExecutorPanicIsExecThrew(t *testing.T) {
 	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
-		p.testHook = func() { panic("injected executor bug") }
-		wantRule(t, call(t, p, "echo", `{}`), wire.ExecThrew)
+		for _, stage := range []string{"check", "run"} {
+			p.testHook = func(s string) {
+				if s == stage {
+					panic("injected executor bug")
+				}
+			}
+			a := call(t, p, "echo", `{}`)
+			wantRule(t, a, wire.ExecThrew)
+			if a.Budget == nil || a.Budget.RequestsLimit != 0 {
+				t.Fatalf("panic answer budget %+v", a.Budget)
+			}
+		}
 		p.testHook = nil
 		wantOK(t, call(t, p, "echo", `{}`))
-		if len(p.sem) != 0 {
+		if len(p.sem) != 0 || p.life.inflight != 0 {
 			t.Fatal("a panicking call kept its concurrency slot")
 		}
 	})

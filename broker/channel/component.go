@@ -212,16 +212,14 @@ func (c *Channel) loadPairings() (*pairing.Set, error) {
 // and returns the connections to close. When forget is set (the file was
 // read) the remembered catalogs of removed pairings are deleted too.
 func (c *Channel) applyPairings(set *pairing.Set, forget bool) []*peer {
-	paired := map[string]bool{}
-	for _, name := range set.Names() {
-		paired[name] = true
-	}
 	var revoked []*peer
 	for name, s := range c.machines {
 		if p := s.peer.Load(); p != nil && !set.Has(name, p.digest) {
 			revoked = append(revoked, p)
 		}
-		if !paired[name] {
+		// A name removed, or removed and paired again, is a different
+		// environment now: what the old one advertised is forgotten.
+		if d, ok := set.Digest(name); !ok || d != s.digest {
 			delete(c.machines, name)
 			if forget {
 				if err := pairing.ForgetCatalog(c.opts.Data, name); err != nil {
@@ -230,10 +228,13 @@ func (c *Channel) applyPairings(set *pairing.Set, forget bool) []*peer {
 			}
 		}
 	}
-	for name := range paired {
+	for _, name := range set.Names() {
 		if c.machines[name] == nil {
-			s := newSlot(identity{kind: Machine, name: name})
-			c.remember(s)
+			d, _ := set.Digest(name)
+			s := newSlot(identity{kind: Machine, name: name, digest: d})
+			if forget {
+				c.remember(s)
+			}
 			c.machines[name] = s
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -348,6 +349,8 @@ type hammer struct {
 	peers   sync.WaitGroup
 	swaps   atomic.Int64
 	outcome sync.Map // rule -> *atomic.Int64
+	done    atomic.Bool
+	foreign atomic.Value // a broker id sent on an earlier connection
 }
 
 type hammerConn struct {
@@ -365,8 +368,11 @@ func (h *hammer) connect() {
 		h.mu.Unlock()
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done.Load() {
+		return
+	}
 	h.all = append(h.all, c)
-	h.mu.Unlock()
 	h.cur.Store(c)
 	h.peers.Add(1)
 	go h.peer(c)
@@ -375,7 +381,6 @@ func (h *hammer) connect() {
 // peer answers the connection's calls at random until it is dropped.
 func (h *hammer) peer(c *hammerConn) {
 	defer h.peers.Done()
-	var last string
 	for f := range c.link.sent {
 		call, _ := wire.ParseCall(f)
 		var m struct{ M string }
@@ -389,13 +394,15 @@ func (h *hammer) peer(c *hammerConn) {
 		case 2:
 			_ = c.door.Answer([]byte(`{"v":1,"callId":"` + call.CallID + `","ok":true}`))
 			_ = c.door.Answer(okFrame(call.CallID, obs))
-		case 3:
-			if last != "" {
-				_ = c.door.Answer(okFrame(last, `{"m":"someone else's"}`))
+		case 3: // an id this connection never carried, then the answer
+			_ = c.door.Answer(okFrame("b_0", `{"m":"nobody's"}`))
+			if id, ok := h.foreign.Load().(string); ok {
+				_ = c.door.Answer(okFrame(id, `{"m":"another connection's"}`))
 			}
 			_ = c.door.Answer(okFrame(call.CallID, obs))
 		case 4:
-			if rand.N(40) == 0 && h.cur.Load() == c {
+			if rand.N(40) == 0 && h.cur.Load() == c && !h.done.Load() {
+				h.foreign.Store(call.CallID)
 				c.link.up.Store(false)
 				c.door.Abandon()
 				h.swaps.Add(1)
@@ -406,14 +413,13 @@ func (h *hammer) peer(c *hammerConn) {
 		default:
 			_ = c.door.Answer(okFrame(call.CallID, obs))
 		}
-		last = call.CallID
 	}
 }
 
 func (h *hammer) one(callerID string) {
 	marker := fmt.Sprint(rand.Uint64())
 	c := h.cur.Load()
-	a := c.door.Ask(context.Background(), call(callerID, marker), time.Duration(1+rand.N(4))*time.Millisecond)
+	a := c.door.Ask(context.Background(), call(callerID, marker), time.Duration(5+rand.N(20))*time.Millisecond)
 	if a.CallID != callerID {
 		h.t.Errorf("answer for %q came back as %q", callerID, a.CallID)
 	}
@@ -424,6 +430,13 @@ func (h *hammer) one(callerID string) {
 		}
 	} else {
 		rule = string(a.Refused)
+		if a.Refused == wire.MachineUnreachable {
+			// The connection is being replaced; refusals are instant, so
+			// wait for the new one rather than spend every call here.
+			for h.cur.Load() == c {
+				runtime.Gosched()
+			}
+		}
 		switch a.Refused {
 		case wire.MachineTimeout, wire.MachineClosed, wire.MachineUnreachable, wire.Overloaded:
 		default:
@@ -437,6 +450,7 @@ func (h *hammer) one(callerID string) {
 // stop drops every connection and waits for the peers.
 func (h *hammer) stop() {
 	h.mu.Lock()
+	h.done.Store(true)
 	for _, c := range h.all {
 		c.link.up.Store(false)
 		c.door.Abandon()

@@ -14,7 +14,7 @@ import (
 // remembered catalog and its current connection, if any. The catalog is
 // guarded by Channel.mu; the connection is read on every call without it.
 type slot struct {
-	identity
+	identity // for a machine, digest is the pairing's current digest
 	executor string
 	peer     atomic.Pointer[peer]
 	catalog  []wire.Descriptor
@@ -76,14 +76,15 @@ func (c *Channel) rebuild() {
 	var shadows []shadow
 	for _, s := range c.slotsInOrder() {
 		for _, d := range s.catalog {
-			if won, taken := t.byID[d.DescriptorID]; taken {
+			won, taken := t.byID[d.DescriptorID]
+			switch {
+			case c.opts.Local != nil && hasLocal(c.opts.Local, d.DescriptorID):
+				shadows = append(shadows, shadow{d.DescriptorID, s.executor, "local"})
+			case taken:
 				shadows = append(shadows, shadow{d.DescriptorID, s.executor, won.Executor})
-				continue
 			}
-			if c.opts.Local != nil {
-				if _, local := c.opts.Local.Lookup(d.DescriptorID); local {
-					shadows = append(shadows, shadow{d.DescriptorID, s.executor, "local"})
-				}
+			if taken {
+				continue
 			}
 			timeout := time.Duration(d.Bounds.TimeoutMs)*time.Millisecond + grace
 			rt := calls.Route{Descriptor: d, Executor: s.executor, Door: routeDoor{slot: s, timeout: timeout}}
@@ -94,6 +95,11 @@ func (c *Channel) rebuild() {
 	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Descriptor.DescriptorID < t.list[j].Descriptor.DescriptorID })
 	c.routes.Store(t)
 	c.logShadows(shadows)
+}
+
+func hasLocal(src calls.Source, id string) bool {
+	_, ok := src.Lookup(id)
+	return ok
 }
 
 // slotsInOrder is the page, then the pairings by name.

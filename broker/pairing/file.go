@@ -296,6 +296,16 @@ func (s *Set) Has(name string, digest Digest) bool {
 	return false
 }
 
+// Digest is the bearer digest paired under name.
+func (s *Set) Digest(name string) (Digest, bool) {
+	for _, e := range s.entries {
+		if e.name == name {
+			return e.digest, true
+		}
+	}
+	return Digest{}, false
+}
+
 // Names lists the paired names in ascending byte order.
 func (s *Set) Names() []string {
 	out := make([]string, len(s.entries))

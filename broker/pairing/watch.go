@@ -24,6 +24,9 @@ type Watcher struct {
 // directory is watched, not the file, because writers replace the file
 // by renaming a new one over it. Stop ends the watcher.
 func Watch(dataDir string, settle time.Duration, logger *slog.Logger, onChange func()) (*Watcher, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("pairing: watch: %w", err)
 	}

@@ -249,8 +249,10 @@ func BenchmarkIdleViewMemory(b *testing.B) {
 			before := inUse()
 			f, stop := impl.setup(b, n)
 			after := inUse()
+			b.ResetTimer()
 			for range b.N {
 			}
+			b.StopTimer()
 			b.ReportMetric(float64(after-before)/n, "bytes/view")
 			f.close()
 			stop()

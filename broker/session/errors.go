@@ -13,5 +13,4 @@ var (
 	ErrExpired         = errors.New("session: the session has expired")
 	ErrBadCredential   = errors.New("session: credential wrong or already used")
 	ErrNoRole          = errors.New("session: no cookie names a live session role")
-	ErrClosed          = errors.New("session: the session service is closed")
 )

@@ -75,7 +75,7 @@ func (s *Service) serveMint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	propose := req.CanProposeSourceEdits != nil && *req.CanProposeSourceEdits
-	minted, err := s.store.mint(origin, ClampTTL(req.TTLSeconds), propose, s.opts.Local.SourceProposals)
+	m, err := s.store.mint(origin, ClampTTL(req.TTLSeconds), propose, s.opts.Local.SourceProposals)
 	if err != nil {
 		s.log.Warn("mint refused", "reason", "max_sessions")
 		httpx.WriteError(w, httpx.Unavailable)
@@ -84,6 +84,6 @@ func (s *Service) serveMint(w http.ResponseWriter, r *http.Request) {
 	if s.m != nil {
 		s.m.SessionsMinted.Inc()
 	}
-	s.log.Info("session minted", "session", minted.Session.ID, "origin", origin, "expires_at", minted.Session.ExpiresAt)
-	httpx.WriteJSON(w, http.StatusCreated, MintResponse{infoOf(minted.Session), minted.ViewCredential, minted.HostCookieKey})
+	s.log.Info("session minted", "session", m.Session.ID, "origin", origin, "expires_at", m.Session.ExpiresAt)
+	httpx.WriteJSON(w, http.StatusCreated, MintResponse{infoOf(m.Session), m.ViewCredential, m.HostCookieKey})
 }

@@ -93,3 +93,56 @@ func TestServiceTransportRefusal(t *testing.T) {
 	}
 	conn.Close()
 }
+
+func TestServiceDrainStopsMinting(t *testing.T) {
+	b := startBroker(t, testLocal(), nil)
+	m, ck := flow(t, b)
+	b.Drain()
+	_, err := (&localclient.Client{Base: b.URL, Token: testToken}).Mint(ctxT(t), localclient.MintOptions{LaunchOrigin: b.Origin})
+	var he *localclient.HTTPError
+	if !errors.As(err, &he) || he.Status != 503 || he.Code != "UNAVAILABLE" {
+		t.Fatalf("mint while draining: %v", err)
+	}
+	// Existing sessions go on until Close.
+	view, err := localclient.DialView(ctxT(t), b.URL, b.Origin, m.WorkspaceSessionID, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	if _, err := view.Hello(ctxT(t)); err != nil {
+		t.Fatalf("view while draining: %v", err)
+	}
+}
+
+func TestServiceCloseGoesAway(t *testing.T) {
+	b := startBroker(t, testLocal(), nil)
+	m, ck := flow(t, b)
+	ctx := ctxT(t)
+	host, _ := localclient.DialHost(ctx, b.URL, m)
+	defer host.Close()
+	if _, err := host.Hello(ctx); err != nil {
+		t.Fatal(err)
+	}
+	view, _ := localclient.DialView(ctx, b.URL, b.Origin, m.WorkspaceSessionID, ck)
+	defer view.Close()
+	if _, err := view.Hello(ctx); err != nil {
+		t.Fatal(err)
+	}
+	silent, _ := localclient.DialView(ctx, b.URL, b.Origin, m.WorkspaceSessionID, ck) // still in its handshake
+	defer silent.Close()
+	if err := b.Service.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*localclient.Conn{"host": host, "view": view, "handshaking": silent} {
+		var err error
+		for err == nil {
+			_, err = c.Receive(ctx)
+		}
+		if code, reason := localclient.CloseStatus(err); code != 1001 || reason != "going away" {
+			t.Errorf("%s closed %d %q (%v)", name, code, reason, err)
+		}
+	}
+	if st := b.Stats(); st.Sockets != 0 {
+		t.Fatalf("sockets left after Close: %+v", st)
+	}
+}

@@ -74,15 +74,15 @@ func newStore(c Clock, retention time.Duration, max int, hubOpts relay.Options, 
 	return st
 }
 
-// Minted is what mint hands back once: the session and its two secrets.
-type Minted struct {
+// minted is what mint hands back once: the session and its two secrets.
+type minted struct {
 	Session        *Session
 	ViewCredential string
 	HostCookieKey  string
 }
 
 // mint creates a live session. Only digests of its secrets are kept.
-func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals bool) (Minted, error) {
+func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals bool) (minted, error) {
 	cred, credD := newSecret()
 	host, hostD := newSecret()
 	s := &Session{ID: newSessionID(), Origin: origin, CookieName: ViewCookieName(origin),
@@ -95,14 +95,14 @@ func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals 
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.live >= st.max {
-		return Minted{}, ErrTooManySessions
+		return minted{}, ErrTooManySessions
 	}
 	st.byID[s.ID] = s
 	st.byKey[hostD] = keyRef{s, contract.Host}
 	st.live++
 	st.gauge()
 	st.nudge()
-	return Minted{s, cred, host}, nil
+	return minted{s, cred, host}, nil
 }
 
 // expiry is now+ttl rounded up to a whole second, so the expiresAt the

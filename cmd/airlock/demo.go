@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,10 +47,13 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "demo: %v", err)
 	}
-	cfg, err := config.Load(config.Sources{
-		Flags: map[string]any{"listen": freeIfBusy(*listen), "data": filepath.Join(work, "data"), "exec.cache_dir": demoCacheDir()},
-		Roots: map[string]string{"notes": notes},
-	})
+	// AIRLOCK_* settings apply as they do to serve; the demo only fills in
+	// its own defaults for what they leave unset.
+	flags := map[string]any{"listen": freeIfBusy(*listen), "data": filepath.Join(work, "data"), "no_builtin": false}
+	if !envSet("AIRLOCK_EXEC_CACHE_DIR") {
+		flags["exec.cache_dir"] = demoCacheDir()
+	}
+	cfg, err := config.Load(config.Sources{Environ: environ(), Flags: flags, Roots: map[string]string{"notes": notes}})
 	if err != nil {
 		return fail(stderr, "demo: %v", err)
 	}
@@ -72,6 +76,16 @@ func demoToken(dir string) (string, string, error) {
 // demoCacheDir keeps compiled modules between demo runs, so only the first
 // one compiles.
 func demoCacheDir() string { return filepath.Join(config.DefaultDataDir(), "compile-cache") }
+
+// envSet reports whether the environment sets name.
+func envSet(name string) bool {
+	for _, kv := range environ() {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
 
 // freeIfBusy returns addr, or the same host with port 0 when addr's port
 // is taken.

@@ -37,7 +37,8 @@ func runEnv(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "airlock env: unexpected argument %q (the bearer is never a flag value; use AIRLOCK_BEARER or --bearer-file)\n", fs.Arg(0))
+		// Not echoed: a stray argument may well be the bearer itself.
+		fmt.Fprintln(stderr, "airlock env: unexpected argument (the bearer is never a command-line value; use AIRLOCK_BEARER or --bearer-file)")
 		return exitUsage
 	}
 	cfg, err := sf.load()

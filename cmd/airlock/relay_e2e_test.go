@@ -610,3 +610,15 @@ func TestRelaySlowViewDropped(t *testing.T) {
 	}
 	barrier(t, s.host, fast)
 }
+
+func TestRelayMaxViewsPerSession(t *testing.T) {
+	p := startSessions(t, "AIRLOCK_LOCAL_MAX_VIEWS_PER_SESSION=2")
+	s := connect(t, p, 2, localclient.MintOptions{})
+	third := p.dial(t, "third view", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID, Cookies: []*http.Cookie{s.ck}})
+	third.send("hello", map[string]any{}, 0)
+	third.closed(1013, "too-many-views")
+	barrier(t, s.host, s.views...) // the host heard of no third view
+	_ = s.views[0].Close()
+	s.host.expect("viewState")
+	s.addView(t) // a slot is free again
+}

@@ -106,8 +106,8 @@ func TestSessionViewPage(t *testing.T) {
 func TestSessionMintCommand(t *testing.T) {
 	p := startSessions(t)
 	code, out, errOut := runCLI(t, nil, "mint", "--broker", p.URL())
-	if code != exitUsage || !strings.Contains(errOut, "TENSORVIZ_LOCAL_TOKEN") {
-		t.Fatalf("mint without a token: %d %q", code, errOut)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "TENSORVIZ_LOCAL_TOKEN") {
+		t.Fatalf("mint without a token: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}, "mint", "--broker", p.URL(), "--ttl", "60")
 	if code != 0 {

@@ -57,7 +57,7 @@ func ParseHello(data []byte) (Hello, error) {
 		Bearer *string `json:"bearer"`
 	}
 	if err := DecodeStrict(data, &raw); err != nil {
-		return Hello{}, err
+		return Hello{}, fail(RuleOf(err), "hello is not type, role and bearer strings")
 	}
 	if raw.Type == nil || raw.Role == nil || raw.Bearer == nil {
 		return Hello{}, fail(Malformed, "hello needs type, role and bearer")
@@ -92,7 +92,7 @@ func ParseCatalog(data []byte) ([]Descriptor, error) {
 		Descriptors *[]catalogDescriptor `json:"descriptors"`
 	}
 	if err := DecodeStrict(data, &raw); err != nil {
-		return nil, err
+		return nil, fail(RuleOf(err), "catalog does not have the expected shape")
 	}
 	if raw.Type == nil || *raw.Type != TypeCatalog || raw.Descriptors == nil {
 		return nil, fail(Malformed, "a catalog is type catalog with a descriptors array")

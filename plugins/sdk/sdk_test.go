@@ -27,6 +27,9 @@ func TestHandleAndDispatch(t *testing.T) {
 	if out, err := dispatch("test_obj", nil); err != nil || string(out) != `{"n":1}` {
 		t.Fatalf("obj: %s %v", out, err)
 	}
+	if out, err := dispatch("test_echo", []byte(`{"h":"<a&b>"}`)); err != nil || string(out) != `{"h":"<a&b>"}` {
+		t.Fatalf("HTML escaped: %s %v", out, err)
+	}
 	if _, err := dispatch("test_fail", nil); err == nil {
 		t.Fatal("handler error lost")
 	}

@@ -1,0 +1,147 @@
+package calls
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/metrics"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// doorFunc adapts a function to Door.
+type doorFunc func(context.Context, wire.Call) wire.Answer
+
+func (f doorFunc) Call(ctx context.Context, c wire.Call) wire.Answer { return f(ctx, c) }
+
+// fixed is a Source with fixed routes.
+type fixed []Route
+
+func (s fixed) Lookup(id string) (Route, bool) {
+	for _, r := range s {
+		if r.Descriptor.DescriptorID == id {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
+
+func (s fixed) Routes() []Route { return s }
+
+func desc(id string, tools ...string) wire.Descriptor {
+	d := wire.Descriptor{DescriptorID: id}
+	for _, t := range tools {
+		d.Tools = append(d.Tools, wire.Tool{Name: t, InputSchema: json.RawMessage(`{}`)})
+	}
+	return d
+}
+
+func call(id, tool string) wire.Call {
+	return wire.Call{V: 1, CallID: "c1", Tool: tool, DescriptorID: id, Args: json.RawMessage(`{}`), BoundsEcho: json.RawMessage(`{}`)}
+}
+
+func ok(_ context.Context, c wire.Call) wire.Answer {
+	return wire.Observed(c.CallID, json.RawMessage(`{}`), &wire.Budget{RequestsUsed: 3})
+}
+
+func newRouter(sources ...Source) (*Router, *metrics.Registry) {
+	reg := metrics.New()
+	return NewRouter(reg, slog.New(slog.NewJSONHandler(io.Discard, nil)), sources...), reg
+}
+
+func TestPanicInADoorIsExecThrew(t *testing.T) {
+	boom := doorFunc(func(context.Context, wire.Call) wire.Answer { panic("executor bug") })
+	r, reg := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", Door: boom}})
+	a := r.Call(context.Background(), call("d", "t"))
+	if a.OK || a.Refused != wire.ExecThrew || a.CallID != "c1" {
+		t.Fatalf("got %+v", a)
+	}
+	if got := testutil.ToFloat64(reg.ToolCalls.WithLabelValues("d", "t", "exec-threw")); got != 1 {
+		t.Errorf("not counted: %v", got)
+	}
+}
+
+func TestUnattributedAndLabels(t *testing.T) {
+	r, reg := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", Door: doorFunc(ok)}})
+	if a := r.Call(context.Background(), call("nope", "t")); a.Refused != wire.UnattributedCall {
+		t.Fatalf("got %+v", a)
+	}
+	r.Call(context.Background(), call("d", "invented"))
+	r.Call(context.Background(), call("d", "t"))
+	for labels, want := range map[[3]string]float64{
+		{metrics.Other, metrics.Other, "unattributed-call"}: 1,
+		{"d", metrics.Other, "ok"}:                          1, // the door answered; the tool name was not declared
+		{"d", "t", "ok"}:                                    1,
+	} {
+		if got := testutil.ToFloat64(reg.ToolCalls.WithLabelValues(labels[:]...)); got != want {
+			t.Errorf("tool_calls%v = %v, want %v", labels, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(reg.ChannelCalls.WithLabelValues("local", "ok")); got != 2 {
+		t.Errorf("channel_calls{local,ok} = %v", got)
+	}
+	if got := testutil.CollectAndCount(reg.ToolFetchRequests); got != 1 {
+		t.Errorf("fetch histogram series = %d", got)
+	}
+}
+
+func TestPriorityIsSourceOrder(t *testing.T) {
+	answer := func(who string) Door {
+		return doorFunc(func(_ context.Context, c wire.Call) wire.Answer {
+			return wire.Observed(c.CallID, json.RawMessage(`{"who":"`+who+`"}`), nil)
+		})
+	}
+	r, _ := newRouter(
+		fixed{{Descriptor: desc("shared", "t"), Executor: "local", Door: answer("local")}},
+		fixed{{Descriptor: desc("shared", "t"), Executor: "machine:a", Door: answer("a")}, {Descriptor: desc("only-a", "t"), Executor: "machine:a", Door: answer("a")}},
+	)
+	if a := r.Call(context.Background(), call("shared", "t")); string(a.Observed) != `{"who":"local"}` {
+		t.Errorf("shared descriptor went to %s", a.Observed)
+	}
+	ds := r.Descriptors()
+	if len(ds) != 2 || ds[0].DescriptorID != "only-a" || ds[0].Executor != "machine:a" || ds[1].Executor != "local" {
+		t.Errorf("descriptors %+v", ds)
+	}
+}
+
+func TestDrainRefusesNewCallsAndWaitsForOld(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	slow := doorFunc(func(ctx context.Context, c wire.Call) wire.Answer {
+		close(started)
+		<-release
+		return ok(ctx, c)
+	})
+	r, _ := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", Door: slow}})
+	var wg sync.WaitGroup
+	var first wire.Answer
+	wg.Add(1)
+	go func() { defer wg.Done(); first = r.Call(context.Background(), call("d", "t")) }()
+	<-started
+	r.Drain()
+	if a := r.Call(context.Background(), call("d", "t")); a.Refused != wire.ShuttingDown {
+		t.Errorf("call while draining: %+v", a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	if err := r.Wait(ctx); err == nil {
+		t.Error("Wait returned while a call was in flight")
+	}
+	cancel()
+	close(release)
+	if err := r.Wait(context.Background()); err != nil {
+		t.Error(err)
+	}
+	wg.Wait()
+	if !first.OK {
+		t.Errorf("the call in flight was not finished: %+v", first)
+	}
+}

@@ -1,0 +1,195 @@
+package channel_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/pairing"
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// TestAuthenticationAttacks provokes every refusal of PROTOCOL section 6
+// over a real socket. Each attacker sends a catalog claiming the paired
+// environment's descriptor right after its attempt; the connection must be
+// closed 1008 with the right reason and never attached: the descriptor
+// still answers machine-unreachable at once, and nothing is left held.
+func TestAuthenticationAttacks(t *testing.T) {
+	w := newWorld(t, func(o *channel.Options) { o.Config.HelloBoundMs = 300 })
+	bearer := w.pair("lab")
+	revoked := w.pair("gone")
+	w.unpair("gone")
+	if err := pairing.SaveCatalog(w.data, "lab", []wire.Descriptor{desc("labtool", 60000)}); err != nil {
+		t.Fatal(err)
+	}
+	w.restart() // the catalog is remembered; lab has not connected since
+	wantRule(t, w.call("c", "labtool", "t", `{}`), wire.MachineUnreachable)
+
+	claim := wire.CatalogFrame([]wire.Descriptor{desc("labtool", 60000), desc("atk", 60000)})
+	offByOne := bearer[:len(bearer)-1] + string("AB"[strings.IndexByte("AB", bearer[len(bearer)-1])+1&1])
+	if bearer[len(bearer)-1] != 'A' && bearer[len(bearer)-1] != 'B' {
+		offByOne = bearer[:len(bearer)-1] + "A"
+	}
+	hello := func(fields string) []byte { return []byte(`{"type":"hello",` + fields + `}`) }
+	validFields := `"role":"environment","bearer":"` + bearer + `"`
+	cases := []struct {
+		name   string
+		header http.Header
+		frames [][]byte
+		binary bool
+		reason string
+		wait   bool // send the frames only after the hello bound has fired
+	}{
+		{name: "no hello", reason: channel.ReasonUnauthenticated},
+		{name: "late hello", frames: [][]byte{wire.HelloFrame(bearer)}, wait: true, reason: channel.ReasonUnauthenticated},
+		{name: "malformed hello", frames: [][]byte{[]byte(`{"type":"hello","role":"environment","bearer":`)}, reason: channel.ReasonUnauthenticated},
+		{name: "not an object", frames: [][]byte{[]byte(`"` + bearer + `"`)}, reason: channel.ReasonUnauthenticated},
+		{name: "wrong role", frames: [][]byte{hello(`"role":"page","bearer":"` + bearer + `"`)}, reason: channel.ReasonUnauthenticated},
+		{name: "missing role", frames: [][]byte{hello(`"bearer":"` + bearer + `"`)}, reason: channel.ReasonUnauthenticated},
+		{name: "extra keys", frames: [][]byte{hello(validFields + `,"grant":"everything"`)}, reason: channel.ReasonUnauthenticated},
+		{name: "duplicate keys", frames: [][]byte{hello(validFields + `,"bearer":"` + bearer + `"`)}, reason: channel.ReasonUnauthenticated},
+		{name: "bearer not a string", frames: [][]byte{hello(`"role":"environment","bearer":1`)}, reason: channel.ReasonUnauthenticated},
+		{name: "huge hello", frames: [][]byte{hello(validFields + strings.Repeat(" ", 1<<20))}, reason: channel.ReasonUnauthenticated},
+		{name: "binary hello", frames: [][]byte{wire.HelloFrame(bearer)}, binary: true, reason: channel.ReasonUnauthenticated},
+		{name: "catalog instead of hello", frames: [][]byte{claim}, reason: channel.ReasonUnauthenticated},
+		{name: "unknown bearer", frames: [][]byte{wire.HelloFrame(func() string { b, _ := pairing.NewBearer(); return b }())}, reason: channel.ReasonBearerRefused},
+		{name: "bearer one character off", frames: [][]byte{wire.HelloFrame(offByOne)}, reason: channel.ReasonBearerRefused},
+		{name: "bearer with a suffix", frames: [][]byte{wire.HelloFrame(bearer + "x")}, reason: channel.ReasonBearerRefused},
+		{name: "revoked bearer", frames: [][]byte{wire.HelloFrame(revoked)}, reason: channel.ReasonBearerRefused},
+		{name: "empty bearer", frames: [][]byte{hello(`"role":"environment","bearer":""`)}, reason: channel.ReasonUnauthenticated},
+		{name: "foreign origin with a valid bearer", header: http.Header{"Origin": {"https://evil.example"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
+		{name: "loopback origin on another port", header: http.Header{"Origin": {"http://127.0.0.1:1"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
+		{name: "origin null", header: http.Header{"Origin": {"null"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
+		{name: "empty origin", header: http.Header{"Origin": {""}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
+		{name: "https loopback origin", header: http.Header{"Origin": {"https://127.0.0.1:" + w.port()}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
+		{name: "loopback origin with a path", header: http.Header{"Origin": {"http://127.0.0.1:" + w.port() + "/x"}}, reason: channel.ReasonUnauthenticated},
+		{name: "two origins", header: http.Header{"Origin": {w.loopbackOrigin(), w.loopbackOrigin()}}, reason: channel.ReasonUnauthenticated},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := w.refusals(c.reason)
+			p := w.dial("/channel", c.header)
+			if c.wait {
+				waitFor(t, "the hello bound to fire", func() bool { return w.refusals(c.reason) > before })
+			}
+			for _, f := range c.frames {
+				if c.binary {
+					_ = p.conn.Write(context.Background(), websocket.MessageBinary, f)
+				} else {
+					p.send(f)
+				}
+			}
+			p.send(claim)
+			p.wantClosed(websocket.StatusPolicyViolation, c.reason)
+			if got := w.refusals(c.reason); got != before+1 {
+				t.Errorf("auth refusals{%s} went from %v to %v", c.reason, before, got)
+			}
+			if w.peers("machine") != 0 || w.peers("page") != 0 || w.routed("atk", "machine:lab") || w.routed("atk", "page") {
+				t.Fatalf("attached: peers %v/%v, routes %v", w.peers("machine"), w.peers("page"), w.ch.Routes())
+			}
+			wantRule(t, w.call("c", "labtool", "t", `{}`), wire.MachineUnreachable)
+			waitFor(t, "the connection to be released", func() bool { return w.ch.Stats().Conns == 0 })
+		})
+	}
+	// The real environment still gets in after all that.
+	w.env(bearer).catalog(desc("labtool", 60000)).answering(echo("lab"))
+	waitFor(t, "lab to attach", func() bool { return w.peers("machine") == 1 })
+	waitFor(t, "lab's call", func() bool { return w.call("c", "labtool", "t", `{}`).OK })
+}
+
+// TestRevokedWhileConnected: removing a pairing closes its live connection
+// 1008 bearer-refused, settles its calls machine-closed and forgets its
+// catalog, in memory and on disk.
+func TestRevokedWhileConnected(t *testing.T) {
+	w := newWorld(t, nil)
+	env := w.env(w.pair("lab")).catalog(desc("labtool", 60000))
+	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	inflight := w.callAsync("c1", "labtool")
+	env.next()
+	w.unpair("lab")
+	env.wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	wantRule(t, <-inflight, wire.MachineClosed)
+	if _, ok, _ := pairing.LoadCatalog(w.data, "lab"); ok || w.routed("labtool", "machine:lab") {
+		t.Error("the revoked pairing's catalog is still remembered")
+	}
+	wantRule(t, w.call("c2", "labtool", "t", `{}`), wire.UnattributedCall)
+	if w.inflight("machine") != 0 || w.peers("machine") != 0 {
+		t.Errorf("gauges inflight %v peers %v", w.inflight("machine"), w.peers("machine"))
+	}
+}
+
+// TestPairedAgainRefusesTheOldBearer: rm then add under the same name
+// issues a new bearer; the old one is refused even while connected.
+func TestPairedAgainRefusesTheOldBearer(t *testing.T) {
+	w := newWorld(t, nil)
+	old := w.pair("lab")
+	env := w.env(old).catalog(desc("labtool", 60000))
+	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	if err := pairing.Remove(w.data, "lab"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := pairing.Add(w.data, "lab", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ch.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	env.wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	w.env(old).wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	w.env(fresh).catalog(desc("labtool", 60000)).answering(echo("lab"))
+	waitFor(t, "the new bearer's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	wantObserved(t, w.call("c", "labtool", "t", `{}`), `{"who":"lab"}`)
+}
+
+// TestPairingsFileWatched: the broker notices `pair add` and `pair rm`
+// without a reload call.
+func TestPairingsFileWatched(t *testing.T) {
+	w := newWorld(t, func(o *channel.Options) { o.Watch = true })
+	bearer, err := pairing.Add(w.data, "lab", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env *peer
+	waitFor(t, "the new pairing to be accepted", func() bool {
+		env = w.env(bearer).catalog(desc("labtool", 60000))
+		time.Sleep(20 * time.Millisecond)
+		if w.routed("labtool", "machine:lab") {
+			return true
+		}
+		env.closed()
+		return false
+	})
+	if err := pairing.Remove(w.data, "lab"); err != nil {
+		t.Fatal(err)
+	}
+	env.wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+}
+
+// TestUnusablePairingsFileFailsClosed: a pairings file others may read is
+// not used at all.
+func TestUnusablePairingsFileFailsClosed(t *testing.T) {
+	w := newWorld(t, nil)
+	bearer := w.pair("lab")
+	env := w.env(bearer).catalog(desc("labtool", 60000))
+	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	if err := chmod(pairing.Path(w.data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ch.Reload(); err == nil {
+		t.Fatal("Reload accepted a world-readable pairings file")
+	}
+	env.wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	w.env(bearer).wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	if !strings.Contains(w.logs.String(), "pairings file not used") {
+		t.Error("the unusable file was not logged")
+	}
+	if _, ok, _ := pairing.LoadCatalog(w.data, "lab"); !ok {
+		t.Error("a damaged file made the broker delete remembered catalogs")
+	}
+}

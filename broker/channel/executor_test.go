@@ -1,0 +1,94 @@
+package channel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// faulty executors: each misbehaves in one way the door must contain.
+var faulty = map[string]ExecFunc{
+	"panics": func(context.Context, wire.Call) (wire.Answer, error) { panic("executor bug") },
+	"panics with nil": func(context.Context, wire.Call) (wire.Answer, error) {
+		var m map[string]int
+		m["x"] = 1
+		return wire.Answer{}, nil
+	},
+	"errors": func(context.Context, wire.Call) (wire.Answer, error) {
+		return wire.Answer{}, errors.New("the executor failed")
+	},
+	"ok without observed": func(_ context.Context, c wire.Call) (wire.Answer, error) {
+		return wire.Answer{V: 1, CallID: c.CallID, OK: true}, nil
+	},
+	"unknown rule": func(_ context.Context, c wire.Call) (wire.Answer, error) {
+		return wire.Answer{V: 1, CallID: c.CallID, Refused: "allowed", Why: "x"}, nil
+	},
+	"zero answer": func(context.Context, wire.Call) (wire.Answer, error) { return wire.Answer{}, nil },
+}
+
+func TestExecutorDoorContainsFaults(t *testing.T) {
+	c := call("c-1", "x")
+	for name, run := range faulty {
+		t.Run(name, func(t *testing.T) {
+			x := NewExecutorDoor(run, nil)
+			a := x.Call(context.Background(), c)
+			wantRule(t, a, wire.ExecThrew)
+			if a.CallID != "c-1" {
+				t.Errorf("callId %q", a.CallID)
+			}
+			frame := x.Handle(context.Background(), wire.CallFrame(c))
+			got, err := wire.ParseAnswer(frame)
+			if err != nil || got.Refused != wire.ExecThrew || got.CallID != "c-1" {
+				t.Errorf("Handle answered %s (%v)", frame, err)
+			}
+		})
+	}
+}
+
+func TestExecutorDoorKeepsAnswersAndForcesTheCallID(t *testing.T) {
+	run := func(_ context.Context, c wire.Call) (wire.Answer, error) {
+		b := &wire.Budget{RequestsUsed: 3, RequestsLimit: 3}
+		if c.Tool == "refuse" {
+			return wire.Answer{V: 1, CallID: "someone-else", Refused: wire.BudgetExhausted, Why: "over budget", Budget: b}, nil
+		}
+		return wire.Observed("someone-else", json.RawMessage(`{"ok":1}`), b), nil
+	}
+	x := NewExecutorDoor(run, nil)
+	c := call("mine", "x")
+	a := x.Call(context.Background(), c)
+	if !a.OK || a.CallID != "mine" || string(a.Observed) != `{"ok":1}` || a.Budget.RequestsUsed != 3 {
+		t.Errorf("ok answer %+v", a)
+	}
+	c.Tool = "refuse"
+	a = x.Call(context.Background(), c)
+	if a.Refused != wire.BudgetExhausted || a.Why != "over budget" || a.CallID != "mine" || a.Budget.RequestsLimit != 3 {
+		t.Errorf("refusal %+v", a)
+	}
+}
+
+func TestExecutorDoorHandleBadFrames(t *testing.T) {
+	x := NewExecutorDoor(func(context.Context, wire.Call) (wire.Answer, error) {
+		t.Error("the executor ran for an invalid call")
+		return wire.Answer{}, nil
+	}, nil)
+	cases := map[string]wire.Rule{
+		`{"v":1,"callId":"r1","tool":"t","descriptorId":"d","args":{},"boundsEcho":{},"grant":"all"}`: wire.UnknownField,
+		`{"v":2,"callId":"r2","tool":"t","descriptorId":"d","args":{},"boundsEcho":{}}`:               wire.VersionMismatch,
+		`{"v":1,"callId":"r3","tool":"t","descriptorId":"d","args":[]}`:                               wire.Malformed,
+	}
+	for frame, rule := range cases {
+		out := x.Handle(context.Background(), []byte(frame))
+		a, err := wire.ParseAnswer(out)
+		if err != nil || a.Refused != rule || a.CallID == wire.UnreadableCallID {
+			t.Errorf("%s: answered %s", frame, out)
+		}
+	}
+	for _, frame := range []string{`not json`, `{"v":1,"tool":"t"}`, `[]`} {
+		if out := x.Handle(context.Background(), []byte(frame)); out != nil {
+			t.Errorf("%s: answered %s, want nothing (no callId to answer)", frame, out)
+		}
+	}
+}

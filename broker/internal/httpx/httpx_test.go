@@ -1,0 +1,93 @@
+package httpx
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestLoopbackAuthority(t *testing.T) {
+	for hp, want := range map[string]bool{
+		"127.0.0.1:80": true, "localhost:80": true, "[::1]:80": true,
+		"127.0.0.1:81": false, "127.0.0.1": false, "LOCALHOST:80": false, "127.0.0.2:80": false,
+		"evil.com:80": false, "localhost.evil.com:80": false, "[::ffff:127.0.0.1]:80": false, "": false,
+	} {
+		if LoopbackAuthority(hp, 80) != want {
+			t.Errorf("LoopbackAuthority(%q) != %v", hp, want)
+		}
+	}
+}
+
+func TestLoopbackOrigin(t *testing.T) {
+	for o, want := range map[string]bool{
+		"http://127.0.0.1:80": true, "http://localhost:80": true, "http://[::1]:80": true,
+		"https://127.0.0.1:80": false, "http://127.0.0.1:81": false, "http://127.0.0.1": false,
+		"http://127.0.0.1:80/": false, "http://user@127.0.0.1:80": false, "null": false, "": false,
+		"http://localhost.evil.com:80": false, "http://127.0.0.1:80.evil.com": false, "HTTP://127.0.0.1:80": false,
+	} {
+		if LoopbackOrigin(o, 80) != want {
+			t.Errorf("LoopbackOrigin(%q) != %v", o, want)
+		}
+	}
+}
+
+func TestToken(t *testing.T) {
+	tok := NewToken("secret-token")
+	if !tok.Set() || !tok.Matches("secret-token") || tok.Matches("secret-toke") || tok.Matches("") || tok.Matches("secret-token ") {
+		t.Error("token comparison is wrong")
+	}
+	if none := NewToken(""); none.Set() || none.Matches("") {
+		t.Error("an empty token must match nothing")
+	}
+}
+
+func TestGuards(t *testing.T) {
+	var refused []string
+	rec := func(endpoint string, c Code) { refused = append(refused, endpoint+":"+string(c)) }
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) })
+	h := HostGuard(func() int { return 7420 }, rec, TokenGuard(NewToken("t"), rec, ok))
+	cases := []struct {
+		host, token string
+		status      int
+	}{
+		{"evil.com:7420", "t", 403},
+		{"127.0.0.1:7420", "", 401},
+		{"127.0.0.1:7420", "x", 401},
+		{"127.0.0.1:7420", "t", 204},
+	}
+	for _, c := range cases {
+		r := httptest.NewRequest("GET", "/v1/tools", nil)
+		r.Host = c.host
+		r.Header.Set(TokenHeader, c.token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.status {
+			t.Errorf("%+v: %d", c, w.Code)
+		}
+		if c.status >= 400 && (!strings.Contains(w.Body.String(), `"code"`) || w.Header().Get("Content-Type") != "application/json") {
+			t.Errorf("%+v: error body %q", c, w.Body.String())
+		}
+	}
+	if strings.Join(refused, ",") != "v1:INVALID_ORIGIN,v1:INVALID_CREDENTIALS,v1:INVALID_CREDENTIALS" {
+		t.Errorf("refusals recorded: %v", refused)
+	}
+	inert := TokenGuard(NewToken(""), rec, ok)
+	w := httptest.NewRecorder()
+	inert.ServeHTTP(w, httptest.NewRequest("GET", "/v1/tools", nil))
+	if w.Code != 404 {
+		t.Errorf("inert: %d", w.Code)
+	}
+}
+
+func TestStatusOfEveryCode(t *testing.T) {
+	for c, want := range map[Code]int{InvalidCredentials: 401, CredentialExpired: 410, InvalidOrigin: 403, InvalidMessage: 400, NotFound: 404, Unavailable: 503} {
+		if c.Status() != want {
+			t.Errorf("%s: %d", c, c.Status())
+		}
+	}
+}

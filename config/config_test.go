@@ -1,0 +1,145 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func load(t *testing.T, src Sources) *Config {
+	t.Helper()
+	c, err := Load(src)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return c
+}
+
+func TestDefaults(t *testing.T) {
+	c := load(t, Sources{})
+	if c.Listen != "127.0.0.1:7420" || c.Local.TombstoneRetentionSeconds != 3600 || c.Channel.HelloBoundMs != 5000 ||
+		c.Channel.LoopbackAuth || !c.Local.SourceProposals || c.Channel.GraceMs != 1000 || c.Local.MaxFrameBytes != 16<<20 {
+		t.Errorf("defaults: %+v", c)
+	}
+}
+
+func TestSeedAliases(t *testing.T) {
+	c := load(t, Sources{Environ: []string{
+		"VOICEBOX_HELLO_BOUND_MS=250",
+		"VOICEBOX_LOOPBACK_AUTH=1",
+		"LOCAL_BROWSER_TOMBSTONE_RETENTION_SECONDS=7",
+		"TENSORVIZ_LOCAL_TOKEN=not-a-setting",
+	}})
+	if c.Channel.HelloBoundMs != 250 || !c.Channel.LoopbackAuth || c.Local.TombstoneRetentionSeconds != 7 {
+		t.Errorf("aliases not applied: %+v %+v", c.Channel, c.Local)
+	}
+	for _, line := range c.Dump() {
+		if strings.Contains(line, "not-a-setting") {
+			t.Errorf("the token reached the config: %s", line)
+		}
+	}
+}
+
+func TestAirlockNameWinsOverAlias(t *testing.T) {
+	c := load(t, Sources{Environ: []string{"VOICEBOX_HELLO_BOUND_MS=250", "AIRLOCK_CHANNEL_HELLO_BOUND_MS=900"}})
+	if c.Channel.HelloBoundMs != 900 {
+		t.Errorf("hello bound %d, want the AIRLOCK_ value 900", c.Channel.HelloBoundMs)
+	}
+}
+
+func TestLayers(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "airlock.yaml")
+	yaml := "listen: 127.0.0.1:1000\nlog_level: debug\nroots:\n  notes: /srv/notes\n  docs: /srv/docs\nexec:\n  max_concurrent: 3\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := load(t, Sources{
+		File:    file,
+		Environ: []string{"AIRLOCK_LISTEN=127.0.0.1:2000", "AIRLOCK_EXEC_MAX_CONCURRENT=5"},
+		Flags:   map[string]any{"listen": "127.0.0.1:3000"},
+		Roots:   map[string]string{"notes": "/flag/notes"},
+	})
+	if c.Listen != "127.0.0.1:3000" {
+		t.Errorf("flag did not win: %s", c.Listen)
+	}
+	if c.Exec.MaxConcurrent != 5 {
+		t.Errorf("environment did not win over the file: %d", c.Exec.MaxConcurrent)
+	}
+	if c.LogLevel != "debug" {
+		t.Errorf("file value lost: %s", c.LogLevel)
+	}
+	if c.Roots["notes"] != "/flag/notes" || c.Roots["docs"] != "/srv/docs" {
+		t.Errorf("roots: %v", c.Roots)
+	}
+}
+
+func TestErrorsAreOneClearLine(t *testing.T) {
+	dir := t.TempDir()
+	badKey := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(badKey, []byte("listne: x\n"), 0o644)
+	badType := filepath.Join(dir, "type.yaml")
+	os.WriteFile(badType, []byte("exec:\n  max_concurrent: lots\n"), 0o644)
+	cases := map[string]struct {
+		src  Sources
+		want string
+	}{
+		"unknown file key": {Sources{File: badKey}, "listne"},
+		"wrong type":       {Sources{File: badType}, "max_concurrent"},
+		"missing file":     {Sources{File: filepath.Join(dir, "none.yaml")}, "none.yaml"},
+		"unknown env":      {Sources{Environ: []string{"AIRLOCK_LISTNE=x"}}, "AIRLOCK_LISTNE"},
+		"bad listen":       {Sources{Flags: map[string]any{"listen": "localhost"}}, "listen"},
+		"no host":          {Sources{Flags: map[string]any{"listen": ":7420"}}, "explicit host"},
+		"zero":             {Sources{Environ: []string{"AIRLOCK_LOCAL_OUTBOUND_QUEUE=0"}}, "local.outbound_queue"},
+		"negative":         {Sources{Environ: []string{"VOICEBOX_HELLO_BOUND_MS=-5"}}, "channel.hello_bound_ms"},
+		"bad level":        {Sources{Flags: map[string]any{"log_level": "chatty"}}, "log_level"},
+		"bad metrics addr": {Sources{Flags: map[string]any{"metrics_listen": "nope"}}, "metrics_listen"},
+		"empty root dir":   {Sources{Roots: map[string]string{"notes": ""}}, "roots"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Load(c.src)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) {
+				t.Errorf("error %q should be one line naming %q", msg, c.want)
+			}
+		})
+	}
+}
+
+func TestSecretVariablesAreNotSettings(t *testing.T) {
+	if _, err := Load(Sources{Environ: []string{"AIRLOCK_LOCAL_TOKEN=x", "AIRLOCK_BEARER=y"}}); err != nil {
+		t.Errorf("secret variables refused as unknown settings: %v", err)
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:1": true, "localhost:1": true, "[::1]:1": true, "127.9.9.9:1": true,
+		"0.0.0.0:1": false, "10.0.0.1:1": false, "[::]:1": false, "example.com:1": false, "nonsense": false,
+	} {
+		if IsLoopback(addr) != want {
+			t.Errorf("IsLoopback(%q) != %v", addr, want)
+		}
+	}
+}
+
+func TestEveryKeyHasAnEnvironmentName(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Settings {
+		if seen[s.Env()] {
+			t.Errorf("two keys map to %s", s.Env())
+		}
+		seen[s.Env()] = true
+		if s.Help == "" {
+			t.Errorf("%s has no help text", s.Key)
+		}
+	}
+}

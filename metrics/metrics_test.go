@@ -1,0 +1,78 @@
+package metrics
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestExpositionLints touches every collector once and runs the exposition
+// through promlint, the linter behind `promtool check metrics`.
+func TestExpositionLints(t *testing.T) {
+	r := New()
+	r.ToolCalls.WithLabelValues("notes", "read_notes", "ok").Inc()
+	r.ToolCallDuration.WithLabelValues("notes", "read_notes").Observe(0.01)
+	r.ToolTimeouts.WithLabelValues("notes", "read_notes").Inc()
+	r.ToolFetchRequests.WithLabelValues("notes").Observe(1)
+	r.PluginsAdmitted.Set(2)
+	r.PluginAdmissionErr.WithLabelValues("hash-mismatch").Inc()
+	r.Sessions.WithLabelValues("live").Set(1)
+	r.SessionsMinted.Inc()
+	r.WSConnections.WithLabelValues("local_ws", "view").Inc()
+	r.RelayMessages.WithLabelValues("focusNode", "host_to_views").Inc()
+	r.RelayRefusals.WithLabelValues("INVALID_MESSAGE").Inc()
+	r.RelayDropped.Inc()
+	r.AuthRefusals.WithLabelValues("channel", "bearer-refused").Inc()
+	r.ChannelCalls.WithLabelValues("machine", "ok").Inc()
+	r.ChannelTimeouts.WithLabelValues("page").Inc()
+	r.ChannelInflight.WithLabelValues("machine").Set(0)
+	r.ChannelPeers.WithLabelValues("machine").Set(1)
+	r.ChannelFramesRejected.WithLabelValues("malformed").Inc()
+
+	w := httptest.NewRecorder()
+	r.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	body := w.Body.String()
+	for _, name := range []string{
+		"airlock_tool_calls_total", "airlock_tool_call_duration_seconds_bucket", "airlock_tool_timeouts_total",
+		"airlock_tool_fetch_requests_used_bucket", "airlock_plugins_admitted", "airlock_plugin_admission_failures_total",
+		"airlock_sessions", "airlock_sessions_minted_total", "airlock_ws_connections", "airlock_relay_messages_total",
+		"airlock_relay_refusals_total", "airlock_relay_dropped_views_total", "airlock_auth_refusals_total",
+		"airlock_channel_calls_total", "airlock_channel_timeouts_total", "airlock_channel_inflight",
+		"airlock_channel_peers", "airlock_channel_frames_rejected_total", "go_goroutines", "process_cpu_seconds_total",
+	} {
+		if !strings.Contains(body, "\n"+name) {
+			t.Errorf("exposition lacks %s", name)
+		}
+	}
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestLabelsFoldIntoOther(t *testing.T) {
+	if LabelIn("ok", "ok", "x") != "ok" || LabelIn("evil", "ok") != Other {
+		t.Error("LabelIn")
+	}
+	if Label("a", map[string]bool{"a": true}) != "a" || Label("b", map[string]bool{"a": true}) != Other {
+		t.Error("Label")
+	}
+}
+
+func TestRegistriesAreIndependent(t *testing.T) {
+	a, b := New(), New()
+	a.SessionsMinted.Inc()
+	w := httptest.NewRecorder()
+	b.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	if strings.Contains(w.Body.String(), "airlock_sessions_minted_total 1") {
+		t.Error("registries share state")
+	}
+}
