@@ -37,29 +37,33 @@ type Broker struct {
 	// Sessions is the local browser broker (mint, bootstrap, /local/ws,
 	// /local/view); the executor channel asks it ViewCookieValid.
 	Sessions *session.Service
-	runtime  *executors.Runtime
+	// Channel is the executor channel: /channel, the page executor and the
+	// paired environments.
+	Channel *channel.Channel
+	runtime *executors.Runtime
+	logger  *slog.Logger
 }
 
 // Build assembles every part of the broker from its configuration: the
 // executors and the plugin catalog (scanned and watched), the call router
-// and its API, and the session broker.
+// and its API, the session broker and the executor channel.
 func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	cfg := o.Config
 	rt, table, cat, err := Executors(ctx, cfg, o.Logger, o.Metrics, true)
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{Catalog: cat, runtime: rt}
+	b := &Broker{Catalog: cat, runtime: rt, logger: o.Logger}
 	b.Router = calls.NewRouter(o.Metrics, o.Logger, calls.Local{Table: table})
 	components := []Component{calls.NewAPI(b.Router, o.Token, o.Metrics, func() any { return cat.Statuses() })}
 	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics})
 	components = append(components, b.Sessions)
-	// The executor channel's component and routing sources are added here
-	// (b.Router.AddSource for the page and the paired environments).
-	// Its Reload re-reads the pairings file (SIGHUP; it also watches it).
+	// The executor channel routes calls to the page and the paired
+	// environments, after the local executors (see the routing rule).
 	ch := channel.New(channel.Options{Config: cfg.Channel, Data: cfg.Data, Logger: o.Logger, Metrics: o.Metrics,
 		ViewCookieValid: b.Sessions.ViewCookieValid, Local: calls.Local{Table: table}, Watch: true})
 	b.Router.AddSource(ch)
+	b.Channel = ch
 	components = append(components, ch)
 	b.Server = New(Options{Config: cfg, Logger: o.Logger, Metrics: o.Metrics, Components: components})
 	return b, nil
@@ -111,7 +115,12 @@ func Executors(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg
 }
 
 // Reload rescans plugins and pairings (SIGHUP).
-func (b *Broker) Reload(ctx context.Context) { b.Catalog.Scan(ctx) }
+func (b *Broker) Reload(ctx context.Context) {
+	b.Catalog.Scan(ctx)
+	if err := b.Channel.Reload(); err != nil {
+		b.logger.Error("pairings reload failed", "err", err)
+	}
+}
 
 // AdmittedCount is how many plugins are admitted now.
 func (b *Broker) AdmittedCount() int {

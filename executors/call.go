@@ -195,6 +195,9 @@ func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, 
 		if cerr != nil {
 			return nil, wire.ExecThrew, errBadResult
 		}
+		if len(obs) > s.p.d.Bounds.MaxOutputBytes {
+			return nil, wire.OutputTooLarge, errOutputOver
+		}
 		return obs, "", nil
 	case s.alloc != nil && s.alloc.exhausted():
 		return nil, wire.MemoryExhausted, err

@@ -25,7 +25,7 @@ func baseModuleConfig(fs wazero.FSConfig) wazero.ModuleConfig {
 // stdin and argv [tool]; _start runs inside the instantiation, and its
 // stdout is the observation.
 func (p *Program) runCommand(s *callState, args []byte) ([]byte, error) {
-	stdout := &limitedWriter{limit: p.d.Bounds.MaxOutputBytes, over: func() {
+	stdout := &limitedWriter{limit: rawOutputCap(p.d.Bounds.MaxOutputBytes), over: func() {
 		s.outputOver = true
 		s.cancel(errOutputOver)
 	}}
@@ -43,6 +43,13 @@ func (p *Program) runCommand(s *callState, args []byte) ([]byte, error) {
 	}
 	return stdout.buf.Bytes(), err
 }
+
+// rawOutputCap is how much raw output a run may produce before it is
+// stopped. The bound applies to observed, the compacted JSON object, so
+// output that compacts within the bound (a trailing newline, indentation)
+// is read in full; past twice the bound plus 4 KiB no compaction could
+// bring it back, and the guest is stopped early.
+func rawOutputCap(maxOutputBytes int) int { return 2*maxOutputBytes + 4096 }
 
 // limitedWriter is a command's stdout. The first write that would take it
 // past limit is refused and calls over, which cancels the run: the guest

@@ -185,7 +185,7 @@ func TestFetchRespectsDeadline(t *testing.T) {
 	defer slow.Close()
 	defer close(release)
 	b := fetchBounds(1, strings.TrimPrefix(slow.URL, "http://"))
-	b.TimeoutMs = 300
+	b.TimeoutMs = 1500
 	forStyles(t, Config{}, b, func(t *testing.T, p *Program) {
 		a := call(t, p, "fetch", fmt.Sprintf(`{"url":%q}`, slow.URL))
 		wantRule(t, a, wire.ExecTimeout)

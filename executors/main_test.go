@@ -108,8 +108,6 @@ func load(t testing.TB, r *Runtime, d wire.Descriptor, module []byte) *Program {
 	return p
 }
 
-var callSeq sync.Map
-
 // call runs tool with args on p, echoing p's bounds, and checks that the
 // answer is a valid envelope.
 func call(t testing.TB, p *Program, tool string, args string) wire.Answer {

@@ -56,7 +56,7 @@ func (p *Program) runReactor(s *callState, args []byte) (out []byte, err error) 
 	}()
 	inst.cur, s.alloc = s, inst.mem
 	inst.mem.reset()
-	out, err = inst.invoke(s, args, p.d.Bounds.MaxOutputBytes)
+	out, err = inst.invoke(s, args, rawOutputCap(p.d.Bounds.MaxOutputBytes))
 	ok = err == nil
 	return out, err
 }

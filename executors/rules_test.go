@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +37,9 @@ func TestEchoRoundTrip(t *testing.T) {
 		if a.CallID != "call_1" || a.Budget == nil || *a.Budget != (wire.Budget{RequestsLimit: 0}) {
 			t.Fatalf("envelope fields wrong: %+v", a)
 		}
+		if m := wantOK(t, call(t, p, "sleep", `{"ms":10}`)); m["slept"] != 10.0 {
+			t.Fatalf("sleep observed %v", m)
+		}
 	})
 }
 
@@ -48,7 +54,6 @@ func TestExecTimeout(t *testing.T) {
 				t.Fatalf("%s refused after %v, before its deadline", c[0], d)
 			}
 		}
-		wantOK(t, call(t, p, "sleep", `{"ms":10}`))
 	})
 }
 
@@ -160,14 +165,70 @@ func TestArgsInvalid(t *testing.T) {
 }
 
 func TestOverloaded(t *testing.T) {
-	forStyles(t, Config{MaxConcurrent: 1}, defaultBounds(), func(t *testing.T, p *Program) {
-		done := make(chan wire.Answer)
-		go func() { done <- call(t, p, "sleep", `{"ms":1000}`) }()
-		waitFor(t, func() bool { return len(p.sem) == 1 })
+	g := newGate(t)
+	forStyles(t, Config{MaxConcurrent: 1}, g.bounds(), func(t *testing.T, p *Program) {
+		done := g.hold(t, p)
 		wantRule(t, call(t, p, "echo", `{}`), wire.Overloaded)
+		g.open()
 		wantOK(t, <-done)
 		wantOK(t, call(t, p, "echo", `{}`))
 	})
+}
+
+// gate is a server whose responses wait until the test opens it, so a
+// call fetching from it stays in flight for exactly as long as the test
+// needs, however slow the machine.
+type gate struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	release chan struct{}
+	once    *sync.Once
+}
+
+func newGate(t *testing.T) *gate {
+	g := &gate{release: make(chan struct{}), once: &sync.Once{}}
+	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		release := g.release
+		g.mu.Unlock()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		io.WriteString(w, "opened")
+	}))
+	t.Cleanup(g.srv.Close)
+	return g
+}
+
+// bounds allow one fetch to the gate.
+func (g *gate) bounds() wire.Bounds {
+	return fetchBounds(1, strings.TrimPrefix(g.srv.URL, "http://"))
+}
+
+// hold closes the gate and starts a call that fetches from it; it returns
+// once the call holds its concurrency slot. The answer arrives on the
+// channel after open.
+func (g *gate) hold(t *testing.T, p *Program) <-chan wire.Answer {
+	release, once := make(chan struct{}), &sync.Once{}
+	g.mu.Lock()
+	g.release, g.once = release, once
+	g.mu.Unlock()
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	done := make(chan wire.Answer, 1)
+	go func() {
+		done <- p.Call(context.Background(), wire.Call{V: 1, CallID: "held", Tool: "fetch",
+			DescriptorID: p.d.DescriptorID, Args: json.RawMessage(`{"url":"` + g.srv.URL + `"}`), BoundsEcho: p.boundsCanon})
+	}()
+	waitFor(t, func() bool { return len(p.sem) == 1 })
+	return done
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	release, once := g.release, g.once
+	g.mu.Unlock()
+	once.Do(func() { close(release) })
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -204,10 +265,9 @@ func TestExecutorPanicIsExecThrew(t *testing.T) {
 }
 
 func TestRetireWaitsForInFlight(t *testing.T) {
-	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
-		done := make(chan wire.Answer)
-		go func() { done <- call(t, p, "sleep", `{"ms":500}`) }()
-		waitFor(t, func() bool { return len(p.sem) == 1 })
+	g := newGate(t)
+	forStyles(t, Config{}, g.bounds(), func(t *testing.T, p *Program) {
+		done := g.hold(t, p)
 		closed := make(chan error)
 		go func() { closed <- p.Close(context.Background()) }()
 		waitFor(t, func() bool { p.life.mu.Lock(); defer p.life.mu.Unlock(); return p.life.retired != "" })
@@ -215,9 +275,14 @@ func TestRetireWaitsForInFlight(t *testing.T) {
 		select {
 		case err := <-closed:
 			t.Fatalf("Close returned (%v) with a call in flight", err)
-		default:
+		case <-time.After(50 * time.Millisecond):
 		}
-		wantOK(t, <-done)
+		g.open()
+		a := <-done
+		mustParse(t, a)
+		if m := wantOK(t, a); m["body"] != "opened" {
+			t.Fatalf("held call observed %v", m)
+		}
 		if err := <-closed; err != nil {
 			t.Fatal(err)
 		}
@@ -226,16 +291,19 @@ func TestRetireWaitsForInFlight(t *testing.T) {
 }
 
 func TestRetireBoundedByContext(t *testing.T) {
+	g := newGate(t)
 	r := newRuntime(t, Config{})
-	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
-	done := make(chan wire.Answer)
-	go func() { done <- call(t, p, "sleep", `{"ms":500}`) }()
-	waitFor(t, func() bool { return len(p.sem) == 1 })
+	p := load(t, r, guestDescriptor("guest", g.bounds()), fixture(t, "guest-reactor.wasm"))
+	done := g.hold(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Close = %v, want deadline exceeded", err)
 	}
+	if p.pool.closed {
+		t.Fatal("pool released under a call in flight")
+	}
+	g.open()
 	wantOK(t, <-done) // the call still finished, then released the program
 	if p.pool.get() != nil || !p.pool.closed {
 		t.Fatal("pool not released after the last call left")

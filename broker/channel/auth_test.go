@@ -31,10 +31,12 @@ func TestAuthenticationAttacks(t *testing.T) {
 	wantRule(t, w.call("c", "labtool", "t", `{}`), wire.MachineUnreachable)
 
 	claim := wire.CatalogFrame([]wire.Descriptor{desc("labtool", 60000), desc("atk", 60000)})
-	offByOne := bearer[:len(bearer)-1] + string("AB"[strings.IndexByte("AB", bearer[len(bearer)-1])+1&1])
-	if bearer[len(bearer)-1] != 'A' && bearer[len(bearer)-1] != 'B' {
-		offByOne = bearer[:len(bearer)-1] + "A"
+	// The same bearer with its last character changed.
+	last := "A"
+	if strings.HasSuffix(bearer, "A") {
+		last = "B"
 	}
+	offByOne := bearer[:len(bearer)-1] + last
 	hello := func(fields string) []byte { return []byte(`{"type":"hello",` + fields + `}`) }
 	validFields := `"role":"environment","bearer":"` + bearer + `"`
 	cases := []struct {

@@ -276,7 +276,7 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 // run attaches an authenticated connection and reads its frames until it
 // ends, then releases it: its calls settle closed.
 func (c *Channel) run(conn *websocket.Conn, id identity) {
-	p := &peer{identity: id, conn: conn, log: c.log}
+	p := &peer{identity: id, conn: conn}
 	p.door = NewDoor(id.kind, p, DoorOptions{MaxInflight: c.opts.Config.MaxInflight, Metrics: c.m, Logger: c.log})
 	conn.SetReadLimit(-1) // readFrame bounds frames and survives oversized ones
 	if code, reason := c.attach(p); reason != "" {
@@ -295,8 +295,7 @@ func (c *Channel) run(conn *websocket.Conn, id identity) {
 	<-pinged
 	c.release(p)
 	_ = conn.CloseNow()
-	c.log.Info("executor disconnected", "executor", p.executor(),
-		"code", int(websocket.CloseStatus(err)), "pending", p.door.Pending())
+	c.log.Info("executor disconnected", "executor", p.executor(), "code", int(websocket.CloseStatus(err)))
 }
 
 // readLoop dispatches the peer's frames: a control message (its catalog)
@@ -310,10 +309,15 @@ func (c *Channel) readLoop(p *peer) error {
 			c.log.Warn("channel frame rejected", "peer", string(p.kind), "reason", "binary or oversized")
 		case err != nil:
 			return err
-		case wire.IsControl(data):
-			c.control(p, data)
 		default:
-			_ = p.door.Answer(data)
+			// Answers are the common case: parse as one first, and look
+			// for a "type" key only in frames that are not.
+			a, err := wire.ParseAnswer(data)
+			if err != nil && wire.IsControl(data) {
+				c.control(p, data)
+				continue
+			}
+			_ = p.door.take(a, err)
 		}
 	}
 }

@@ -207,6 +207,11 @@ func (d *Door) deliver(id string, p *pending, a wire.Answer) {
 // a valid answer nobody waits for as unknown-call.
 func (d *Door) Answer(frame []byte) error {
 	a, err := wire.ParseAnswer(frame)
+	return d.take(a, err)
+}
+
+// take settles the call named by a parsed answer, or counts why not.
+func (d *Door) take(a wire.Answer, err error) error {
 	if err != nil {
 		rule := wire.RuleOf(err)
 		d.reject(string(rule), slog.LevelWarn)

@@ -47,28 +47,41 @@ func NewExecutorDoor(run ExecFunc, logger *slog.Logger) *ExecutorDoor {
 }
 
 // Call answers c, never panicking and never with an invalid answer.
-func (x *ExecutorDoor) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
-	defer func() {
-		if v := recover(); v != nil {
-			x.log.Error("executor panicked", "callId", c.CallID, "panic", fmt.Sprint(v))
-			a = wire.Refuse(c.CallID, wire.ExecThrew, nil)
-		}
-	}()
-	a, err := x.run(ctx, c)
+func (x *ExecutorDoor) Call(ctx context.Context, c wire.Call) wire.Answer {
+	a, _ := x.answer(ctx, c)
+	return a
+}
+
+// answer runs the executor under containment and returns its answer with
+// the encoded frame, which has passed wire.ParseAnswer.
+func (x *ExecutorDoor) answer(ctx context.Context, c wire.Call) (wire.Answer, []byte) {
+	a, err := x.contained(ctx, c)
 	if err != nil {
 		x.log.Warn("executor failed", "callId", c.CallID, "err", err)
-		return wire.Refuse(c.CallID, wire.ExecThrew, nil)
+		a = wire.Refuse(c.CallID, wire.ExecThrew, nil)
+		return a, wire.AnswerFrame(a)
 	}
 	a.V, a.CallID = wire.Version, c.CallID
-	data, err := json.Marshal(a)
+	frame, err := json.Marshal(a)
 	if err == nil {
-		_, err = wire.ParseAnswer(data)
+		_, err = wire.ParseAnswer(frame)
 	}
 	if err != nil {
 		x.log.Warn("executor answered an invalid envelope", "callId", c.CallID, "rule", string(wire.RuleOf(err)))
-		return wire.Refuse(c.CallID, wire.ExecThrew, nil)
+		a = wire.Refuse(c.CallID, wire.ExecThrew, nil)
+		return a, wire.AnswerFrame(a)
 	}
-	return a
+	return a, frame
+}
+
+// contained runs the executor, turning a panic into an error.
+func (x *ExecutorDoor) contained(ctx context.Context, c wire.Call) (a wire.Answer, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("channel: executor panicked: %v", v)
+		}
+	}()
+	return x.run(ctx, c)
 }
 
 // Handle answers one call frame and returns the answer frame to send. A
@@ -85,5 +98,12 @@ func (x *ExecutorDoor) Handle(ctx context.Context, frame []byte) []byte {
 		}
 		return wire.AnswerFrame(a)
 	}
-	return wire.AnswerFrame(x.Call(ctx, c))
+	_, out := x.answer(ctx, c)
+	return out
+}
+
+// Frame answers an already-validated call and returns the answer frame.
+func (x *ExecutorDoor) Frame(ctx context.Context, c wire.Call) []byte {
+	_, out := x.answer(ctx, c)
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,7 +49,6 @@ type peer struct {
 	slot  *slot // where calls find it; set before it is published
 	conn  *websocket.Conn
 	door  *Door
-	log   *slog.Logger
 	gone  atomic.Bool
 	leave sync.Once
 }

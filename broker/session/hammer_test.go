@@ -2,187 +2,12 @@ package session
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/localclient/churn"
 )
-
-// Churn is the hammer's workload: sessions whose host and views connect,
-// relay, make requests and leave again, all at once. It is shared by the
-// in-process hammer below (which then checks every table is empty) and
-// mirrors the end-to-end hammer in cmd/airlock.
-type churn struct {
-	Sessions, Views, Cycles, Messages int
-}
-
-// hammerStats counts what the churn saw.
-type hammerStats struct {
-	sent, received, refused atomic.Int64
-}
-
-func runChurn(t *testing.T, base, origin string, c churn, st *hammerStats) {
-	client := &localclient.Client{Base: base, Token: testToken}
-	var wg sync.WaitGroup
-	errs := make(chan error, 1024)
-	for s := range c.Sessions {
-		m, err := client.Mint(context.Background(), localclient.MintOptions{LaunchOrigin: origin, CanProposeSourceEdits: s%2 == 0})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ck, _, err := client.Bootstrap(context.Background(), origin, m.WorkspaceSessionID, m.ViewCredential)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); errs <- hostActor(base, m, c, st) }()
-		for v := range c.Views {
-			wg.Add(1)
-			go func() { defer wg.Done(); errs <- viewActor(base, m, ck, c, v, st) }()
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
-}
-
-// hostActor connects (again and again), broadcasts ordered state and
-// answers whatever requests reach it.
-func hostActor(base string, m *localclient.Minted, c churn, st *hammerStats) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for cycle := range c.Cycles {
-		conn, err := localclient.DialHost(ctx, base, m)
-		if err != nil {
-			return err
-		}
-		if _, err := conn.Hello(ctx); err != nil {
-			conn.Close()
-			var pe *localclient.ProtocolError
-			if errors.As(err, &pe) && pe.Code == "HOST_ALREADY_CONNECTED" {
-				continue
-			}
-			return fmt.Errorf("host hello: %w", err)
-		}
-		done := make(chan struct{})
-		go func() { defer close(done); answer(ctx, conn, st) }()
-		for i := range c.Messages {
-			if err := conn.Send(ctx, "focusNode", map[string]any{"cycle": cycle, "i": i}, int64(i+1)); err != nil {
-				break
-			}
-			st.sent.Add(1)
-		}
-		conn.Close()
-		<-done
-	}
-	return nil
-}
-
-// answer replies to requests and snapshot asks until the socket closes.
-func answer(ctx context.Context, conn *localclient.Conn, st *hammerStats) {
-	results := map[string]string{"validateRequest": "validateResult", "exportRequest": "exportResult",
-		"captureInspectRequest": "captureInspectResult", "sourceEditRequest": "sourceEditResult"}
-	for {
-		msg, err := conn.Receive(ctx)
-		if err != nil {
-			return
-		}
-		st.received.Add(1)
-		var p map[string]any
-		_ = msg.Decode(&p)
-		switch {
-		case msg.Type == "snapshotRequest":
-			_ = conn.Send(ctx, "snapshot", map[string]any{"atHostSequence": 0, "state": map[string]any{}}, 0)
-		case results[msg.Type] != "":
-			_ = conn.Send(ctx, results[msg.Type], map[string]any{"requestId": p["requestId"], "target": p["target"]}, 0)
-		case msg.Type == "candidateRequest":
-			_ = conn.Send(ctx, "candidateResult", map[string]any{"requestId": p["requestId"], "viewId": p["viewId"]}, 0)
-		case msg.Type == "error":
-			st.refused.Add(1)
-		}
-	}
-}
-
-// viewActor connects, sends requests, cancels some, asks for snapshots,
-// leaves with requests in flight, and checks that hostSequence strictly
-// increases within each host epoch.
-func viewActor(base string, m *localclient.Minted, ck *http.Cookie, c churn, n int, st *hammerStats) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	kinds := []string{"validateRequest", "exportRequest", "captureInspectRequest", "sourceEditRequest"}
-	for cycle := range c.Cycles {
-		conn, err := localclient.DialView(ctx, base, m.LaunchOrigin, m.WorkspaceSessionID, ck)
-		if err != nil {
-			return err
-		}
-		hello, err := conn.Hello(ctx)
-		if err != nil {
-			conn.Close()
-			return fmt.Errorf("view hello: %w", err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- checkOrder(ctx, conn, st) }()
-		for i := range c.Messages / 2 {
-			id := fmt.Sprintf("v%d-c%d-%d", n, cycle, i)
-			kind := kinds[i%len(kinds)]
-			_ = conn.Send(ctx, kind, map[string]any{"requestId": id, "target": i}, 0)
-			if i%3 == 0 {
-				_ = conn.Send(ctx, kind[:len(kind)-len("Request")]+"Cancel", map[string]any{"requestId": id, "target": i}, 0)
-			}
-			if i%5 == 0 {
-				_ = conn.Send(ctx, "snapshotRequest", map[string]any{"lastHostSequence": nil}, 0)
-				_ = conn.Send(ctx, "candidateRequest", map[string]any{"requestId": id + "c", "viewId": hello.ViewID}, 0)
-			}
-			st.sent.Add(1)
-		}
-		if cycle%2 == 0 {
-			conn.CloseNow() // leave abruptly, requests in flight
-		} else {
-			conn.Close()
-		}
-		if err := <-done; err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkOrder(ctx context.Context, conn *localclient.Conn, st *hammerStats) error {
-	epoch, last := -1.0, int64(0)
-	for {
-		msg, err := conn.Receive(ctx)
-		if err != nil {
-			return nil
-		}
-		st.received.Add(1)
-		switch msg.Type {
-		case "connectionState":
-			var p struct {
-				HostEpoch float64 `json:"hostEpoch"`
-			}
-			_ = msg.Decode(&p)
-			if p.HostEpoch != epoch {
-				epoch, last = p.HostEpoch, 0
-			}
-		case "focusNode":
-			if msg.HostSequence <= last {
-				return fmt.Errorf("epoch %v: hostSequence %d after %d", epoch, msg.HostSequence, last)
-			}
-			last = msg.HostSequence
-		case "error":
-			st.refused.Add(1)
-		}
-	}
-}
 
 // TestHammer churns many hosts, views and requests at once under -race,
 // then checks that every socket, member, ask and pending request is gone;
@@ -195,9 +20,13 @@ func TestHammer(t *testing.T) {
 	local.OutboundQueue = 64
 	clock := newFakeClock()
 	b := startBroker(t, local, clock)
-	var st hammerStats
-	c := churn{Sessions: 8, Views: 6, Cycles: 4, Messages: 60}
-	runChurn(t, b.URL, b.Origin, c, &st)
+	var st churn.Stats
+	c := churn.Load{Sessions: 8, Views: 6, Cycles: 4, Messages: 60}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := churn.Run(ctx, &localclient.Client{Base: b.URL, Token: testToken}, b.Origin, c, &st); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "every socket and table drains", func() bool {
 		s := b.Stats()
 		return s.Sockets == 0 && s.Hosts == 0 && s.Views == 0 && s.Asks == 0 && s.Pending == 0
@@ -208,8 +37,8 @@ func TestHammer(t *testing.T) {
 		return s.Live == 0 && s.Tombstones == 0
 	})
 	t.Logf("hammer: %d sessions, %d hosts and %d views each over %d cycles: %d sent, %d received, %d refused",
-		c.Sessions, 1, c.Views, c.Cycles, st.sent.Load(), st.received.Load(), st.refused.Load())
-	if st.received.Load() == 0 {
+		c.Sessions, 1, c.Views, c.Cycles, st.Sent.Load(), st.Received.Load(), st.Refused.Load())
+	if st.Received.Load() == 0 {
 		t.Fatal("nothing was relayed")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -200,7 +202,7 @@ func TestChannelBadAnswers(t *testing.T) {
 		`{"v":1,"callId":"` + c.CallID + `","ok":true,"observed":{},"decision":"allow"}`,        // unknown-field
 		`{"v":2,"callId":"` + c.CallID + `","ok":true,"observed":{}}`,                           // version-mismatch
 		`{"v":1,"callId":"bad","ok":true,"observed":{}}`,                                        // the caller's id: unattributed
-		`{"v":1,"callId":"b_999999999","ok":true,"observed":{}}`,                                        // unattributed
+		`{"v":1,"callId":"b_999999999","ok":true,"observed":{}}`,                                // unattributed
 		`{"v":1,"callId":"` + c.CallID + `","ok":false,"refused":"allow-all","why":"trust me"}`, // malformed rule
 	} {
 		p.send([]byte(f))
@@ -390,28 +392,24 @@ func TestChannelPageExecutor(t *testing.T) {
 }
 
 // chanViewCookie mints a session for origin and bootstraps its view
-// cookie, returning "name=value".
+// cookie with the session client, returning "name=value".
 func chanViewCookie(t *testing.T, w *chanWorld, origin string) string {
 	t.Helper()
-	code, body, _ := w.broker.do("POST", "/local/sessions", map[string]string{"X-Tensorviz-Token": testToken},
-		[]byte(`{"launchOrigin":"`+origin+`"}`))
-	var m struct{ WorkspaceSessionID, ViewCredential, HostCookieKey string }
-	if code != 201 || json.Unmarshal(body, &m) != nil {
-		t.Fatalf("mint: %d %s", code, body)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := &localclient.Client{Base: w.broker.URL(), Token: testToken}
+	m, err := c.Mint(ctx, localclient.MintOptions{LaunchOrigin: origin})
+	if err != nil {
+		t.Fatalf("mint: %v", err)
 	}
 	w.broker.AddSecret(m.ViewCredential)
 	w.broker.AddSecret(m.HostCookieKey)
-	code, body, header := w.broker.do("POST", "/local/bootstrap", map[string]string{"Origin": origin},
-		[]byte(`{"workspaceSessionId":"`+m.WorkspaceSessionID+`","viewCredential":"`+m.ViewCredential+`"}`))
-	resp := http.Response{Header: header}
-	for _, c := range resp.Cookies() {
-		if strings.HasPrefix(c.Name, "tensorviz_local_browser_") {
-			w.broker.AddSecret(c.Value)
-			return c.Name + "=" + c.Value
-		}
+	cookie, _, err := c.Bootstrap(ctx, origin, m.WorkspaceSessionID, m.ViewCredential)
+	if err != nil {
+		t.Fatalf("bootstrap: %v", err)
 	}
-	t.Fatalf("bootstrap set no view cookie: %d %s", code, body)
-	return ""
+	w.broker.AddSecret(cookie.Value)
+	return cookie.Name + "=" + cookie.Value
 }
 
 // TestChannelRoutingRule: two environments advertising the same

@@ -14,7 +14,7 @@ import (
 func TestDemo(t *testing.T) {
 	p := start(t, []string{"demo", "--listen", "127.0.0.1:0"}, procOptions{})
 	p.waitListening()
-	waitFor(t, 120*time.Second, func() bool { return strings.Contains(p.stdout.String(), "Ctrl-C stops the demo") })
+	waitFor(t, 5*time.Minute, func() bool { return strings.Contains(p.stdout.String(), "Ctrl-C stops the demo") })
 	out := p.stdout.String()
 	for _, want := range []string{`"tool":"read_notes"`, `"ok": true`, "# Welcome to Airlock", "welcome.md, as the sandboxed notes tool read it"} {
 		if !strings.Contains(out, want) {

@@ -180,7 +180,9 @@ func tail(s string, n int) string {
 // event.
 func (p *proc) waitListening() {
 	p.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	// A broker compiles its plugins before it listens: under -race on a
+	// loaded machine, with a cold cache, that can take minutes.
+	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		out := p.stdout.String()
 		if line, _, ok := strings.Cut(out, "\n"); ok {

@@ -14,7 +14,7 @@ type inflight struct {
 	max      int
 	n        int
 	draining bool
-	idle     chan struct{}
+	done     chan struct{} // closed once draining and idle
 }
 
 // enter admits one call, or names the refusal.
@@ -35,23 +35,22 @@ func (f *inflight) leave() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n--
-	if f.n == 0 && f.idle != nil {
-		close(f.idle)
-		f.idle = nil
+	if f.n == 0 && f.draining {
+		close(f.done)
 	}
 }
 
 // drain refuses every later call and returns a channel closed once no
-// call is running.
+// call is running. Calling it again returns the same channel.
 func (f *inflight) drain() <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.draining = true
-	idle := make(chan struct{})
-	if f.n == 0 {
-		close(idle)
-	} else {
-		f.idle = idle
+	if !f.draining {
+		f.draining = true
+		f.done = make(chan struct{})
+		if f.n == 0 {
+			close(f.done)
+		}
 	}
-	return idle
+	return f.done
 }

@@ -54,7 +54,8 @@ func (s *session) serve(ctx context.Context, grace time.Duration, bearer string)
 		case <-ctx.Done():
 			s.drain(grace)
 			err := <-readErr
-			cancelCalls()
+			cancelCalls() // calls still running past the grace are told to stop
+			<-s.calls.drain()
 			return s.carried.Load(), s.ended(err)
 		}
 	}
@@ -120,7 +121,7 @@ func (s *session) dispatch(ctx context.Context, data []byte) {
 	s.carried.Store(true)
 	go func() {
 		defer s.calls.leave()
-		s.answer(wire.AnswerFrame(s.c.door.Call(ctx, c)))
+		s.answer(s.c.door.Frame(ctx, c))
 	}()
 }
 
