@@ -67,7 +67,7 @@ func New(opts Options) *Server {
 	for _, c := range opts.Components {
 		c.Mount(mux)
 	}
-	var h http.Handler = mux
+	var h http.Handler = accessLog(opts.Logger, mux)
 	if s.loopback {
 		h = httpx.HostGuard(s.Port, s.refused, h)
 	}
@@ -155,3 +155,34 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) refused(endpoint string, c httpx.Code) {
 	s.opts.Metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 }
+
+// accessLog logs each request at debug level: method, path, status and
+// duration. It never logs headers or the query string, where credentials
+// travel (the token header, cookies, a credential a client put in a URL).
+func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
+	if !logger.Enabled(context.Background(), slog.LevelDebug) {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000)
+	})
+}
+
+// statusRecorder remembers the status a handler wrote. Unwrap lets
+// http.ResponseController (and the WebSocket upgrade) reach the
+// connection underneath.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
