@@ -289,7 +289,7 @@ func (c *Channel) run(conn *websocket.Conn, id identity) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pinged := make(chan struct{})
-	go func() { defer close(pinged); keepalive(ctx, conn) }()
+	go func() { defer close(pinged); Keepalive(ctx, conn) }()
 	err := c.readLoop(p)
 	cancel()
 	<-pinged

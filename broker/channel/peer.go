@@ -87,9 +87,11 @@ func readFrame(conn *websocket.Conn, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// keepalive pings the peer until ctx ends; a missed pong closes the
-// connection at once, which ends the peer's read loop.
-func keepalive(ctx context.Context, conn *websocket.Conn) {
+// Keepalive pings the other end of conn every 15 s until ctx ends; a pong
+// missing for 10 s closes the connection at once, which ends its read
+// loop. Both ends of the channel run it, so either notices a peer that
+// vanished without a close.
+func Keepalive(ctx context.Context, conn *websocket.Conn) {
 	t := time.NewTicker(pingEvery)
 	defer t.Stop()
 	for {

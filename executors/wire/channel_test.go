@@ -3,36 +3,12 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// channelGolden reads testdata/channel/<kind>/*.txt, in the format of the
-// envelope golden files.
-func channelGolden(t testing.TB, kind string) map[string][2]string {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "channel", kind, "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files for %s: %v", kind, err)
-	}
-	cases := map[string][2]string{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, want, ok := strings.Cut(string(data), "\n----\n")
-		if !ok {
-			t.Fatalf("%s: no separator", f)
-		}
-		cases[strings.TrimSuffix(filepath.Base(f), ".txt")] = [2]string{in, strings.TrimSpace(want)}
-	}
-	return cases
-}
-
 func TestGoldenHello(t *testing.T) {
-	for name, c := range channelGolden(t, "hello") {
+	for name, c := range golden(t, "channel/hello") {
 		t.Run(name, func(t *testing.T) {
 			h, err := ParseHello([]byte(c[0]))
 			if got := outcome(err); got != c[1] {
@@ -49,7 +25,7 @@ func TestGoldenHello(t *testing.T) {
 }
 
 func TestGoldenCatalog(t *testing.T) {
-	for name, c := range channelGolden(t, "catalog") {
+	for name, c := range golden(t, "channel/catalog") {
 		t.Run(name, func(t *testing.T) {
 			ds, err := ParseCatalog([]byte(c[0]))
 			if got := outcome(err); got != c[1] {
@@ -119,7 +95,7 @@ func TestIsControl(t *testing.T) {
 }
 
 func FuzzParseHello(f *testing.F) {
-	for _, c := range channelGolden(f, "hello") {
+	for _, c := range golden(f, "channel/hello") {
 		f.Add([]byte(c[0]))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -137,7 +113,7 @@ func FuzzParseHello(f *testing.F) {
 }
 
 func FuzzParseCatalog(f *testing.F) {
-	for _, c := range channelGolden(f, "catalog") {
+	for _, c := range golden(f, "channel/catalog") {
 		f.Add([]byte(c[0]))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

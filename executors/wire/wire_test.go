@@ -14,12 +14,12 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// golden reads testdata/wire/<kind>/*.txt: the envelope, a line "----",
-// then the expected rule id or "ok".
-func golden(t testing.TB, kind string) map[string][2]string {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "wire", kind, "*.txt"))
+// golden reads testdata/<dir>/*.txt (dir like "wire/call"): the frame, a
+// line "----", then the expected rule id or "ok".
+func golden(t testing.TB, dir string) map[string][2]string {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", dir, "*.txt"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files for %s: %v", kind, err)
+		t.Fatalf("no golden files in %s: %v", dir, err)
 	}
 	cases := map[string][2]string{}
 	for _, f := range files {
@@ -54,7 +54,7 @@ func asError(err error, target **Error) bool {
 }
 
 func TestGoldenCalls(t *testing.T) {
-	for name, c := range golden(t, "call") {
+	for name, c := range golden(t, "wire/call") {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseCall([]byte(c[0]))
 			if got := outcome(err); got != c[1] {
@@ -65,7 +65,7 @@ func TestGoldenCalls(t *testing.T) {
 }
 
 func TestGoldenAnswers(t *testing.T) {
-	for name, c := range golden(t, "answer") {
+	for name, c := range golden(t, "wire/answer") {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseAnswer([]byte(c[0]))
 			if got := outcome(err); got != c[1] {
@@ -247,7 +247,7 @@ func TestDecodeStrict(t *testing.T) {
 // re-encodes differently: what it accepts encodes to bytes that parse back
 // to the same call, and encode again to the same bytes.
 func FuzzParseCall(f *testing.F) {
-	for _, c := range golden(f, "call") {
+	for _, c := range golden(f, "wire/call") {
 		f.Add([]byte(c[0]))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -278,7 +278,7 @@ func FuzzParseCall(f *testing.F) {
 
 // FuzzParseAnswer holds answers to the same property.
 func FuzzParseAnswer(f *testing.F) {
-	for _, c := range golden(f, "answer") {
+	for _, c := range golden(f, "wire/answer") {
 		f.Add([]byte(c[0]))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

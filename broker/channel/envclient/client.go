@@ -31,8 +31,6 @@ const (
 	stableAfter  = 5 * time.Second
 	dialTimeout  = 10 * time.Second
 	writeTimeout = 30 * time.Second
-	pingEvery    = 15 * time.Second
-	pingTimeout  = 10 * time.Second
 	// maxCallFrame bounds a frame from the broker: a call body is capped at
 	// 16 MiB by POST /v1/calls.
 	maxCallFrame = 16<<20 + 4096

@@ -38,7 +38,7 @@ func (s *session) serve(ctx context.Context, grace time.Duration, bearer string)
 	readErr := make(chan error, 1)
 	go func() { readErr <- s.read(callCtx) }()
 	pinged := make(chan struct{})
-	go func() { defer close(pinged); s.keepalive(callCtx) }()
+	go func() { defer close(pinged); channel.Keepalive(callCtx, s.conn) }()
 	defer func() { <-pinged }()
 	defer cancelCalls()
 	for {
@@ -144,25 +144,4 @@ func (s *session) write(frame []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	return s.conn.Write(ctx, websocket.MessageText, frame)
-}
-
-// keepalive pings the broker so a broker that vanished without a close is
-// noticed and the client reconnects.
-func (s *session) keepalive(ctx context.Context) {
-	t := time.NewTicker(pingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
-		err := s.conn.Ping(pctx)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			_ = s.conn.CloseNow()
-			return
-		}
-	}
 }
