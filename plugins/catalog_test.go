@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -338,4 +339,81 @@ func TestManifestParsing(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+// TestHammerReadmitWhileCalling re-admits, breaks and restores a plugin
+// again and again while callers hammer it. Every answer must be ok, or
+// bounds-mismatch (the caller echoed bounds that were just replaced), or
+// unattributed-call (the plugin was retired at that moment); never a
+// panic, a hang or another rule. Run under -race it checks that retiring
+// a program under its own calls is safe.
+func TestHammerReadmitWhileCalling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hammer")
+	}
+	e := newEnv(t, nil, nil)
+	guest := fixture(t, "guest.wasm")
+	m := guestManifest("fx")
+	if err := plugins.WriteFolder(e.dir, m, guest); err != nil {
+		t.Fatal(err)
+	}
+	e.cat.Scan(context.Background())
+
+	const callers, calls = 4, 40
+	stop := make(chan struct{})
+	churned := make(chan int)
+	go func() {
+		n := 0
+		defer func() { churned <- n }()
+		for ; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			switch n % 3 {
+			case 0, 1: // new bounds: re-admitted
+				m.Bounds.TimeoutMs = 3000 + n
+				_ = plugins.WriteFolder(e.dir, m, guest)
+			case 2: // broken: retired
+				_ = os.WriteFile(filepath.Join(e.dir, "fx", "guest.wasm"), []byte("garbage"), 0o644)
+			}
+			e.cat.Scan(context.Background())
+		}
+	}()
+	outcomes := make(chan wire.Answer, callers*calls)
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				outcomes <- e.call("fx", "echo", `{"n":1}`)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	rounds := <-churned
+	close(outcomes)
+	counts := map[string]int{}
+	for a := range outcomes {
+		key := "ok"
+		if !a.OK {
+			key = string(a.Refused)
+		}
+		counts[key]++
+		if a.OK && string(a.Observed) != `{"n":1}` {
+			t.Errorf("wrong observation %s", a.Observed)
+		}
+	}
+	for k := range counts {
+		if k != "ok" && k != string(wire.BoundsMismatch) && k != string(wire.UnattributedCall) {
+			t.Errorf("unexpected outcome %s (%d times)", k, counts[k])
+		}
+	}
+	if counts["ok"] == 0 || rounds < 3 {
+		t.Errorf("the hammer did not exercise both sides: %v over %d churn rounds", counts, rounds)
+	}
+	t.Logf("%d calls over %d re-admissions and retirements: %v", callers*calls, rounds, counts)
 }

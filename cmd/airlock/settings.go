@@ -87,6 +87,9 @@ func settingsUsage(fs *flag.FlagSet, w io.Writer, synopsis string) func() {
 		fmt.Fprintln(w, "\nsettings (config-file key, environment variable, default):")
 		for _, st := range config.Settings {
 			env := st.Env()
+			if st.Key == "roots" {
+				env = "no environment variable"
+			}
 			if len(st.Aliases) > 0 {
 				env += " (or " + strings.Join(st.Aliases, ", ") + ")"
 			}
