@@ -7,10 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-
+	"github.com/airlock/airlock/executors/baseline"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -93,83 +90,49 @@ func BenchmarkReadNotesParallel(b *testing.B) {
 	})
 }
 
-// rawNotes is plain wazero, no Airlock code: one runtime with WASI, the
-// module compiled once, and per call a fresh instance (the module is a
-// reactor, so instantiate, _initialize, airlock_alloc, airlock_call) with
-// the notes directory mounted.
-type rawNotes struct {
-	rt       wazero.Runtime
-	compiled wazero.CompiledModule
-	config   wazero.ModuleConfig
-	args     []byte
-}
-
-func newRawNotes(b *testing.B) *rawNotes {
+// newRawNotes is plain wazero, no Airlock code (executors/baseline): one
+// runtime with WASI, the module compiled once, and per call a fresh
+// instance (the module is a reactor, so instantiate, _initialize,
+// airlock_alloc, airlock_call) with the notes directory mounted.
+func newRawNotes(b *testing.B) *baseline.Runner {
 	_, module, notes := benchNotes(b)
 	ctx := context.Background()
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
-	b.Cleanup(func() { rt.Close(ctx) })
-	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-	compiled, err := rt.CompileModule(ctx, module)
+	raw, err := baseline.New(ctx, module, baseline.Options{Roots: map[string]string{"notes": notes}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
-		WithFSConfig(wazero.NewFSConfig().WithReadOnlyDirMount(notes, "/notes")).
-		WithSysWalltime().WithSysNanotime()
-	raw := &rawNotes{rt: rt, compiled: compiled, config: cfg, args: []byte(`{"path":"` + benchNote + `"}`)}
-	if out := raw.call(b); len(out) < 2 || out[0] != 0 {
-		b.Fatalf("raw read_notes answered %q", out)
+	b.Cleanup(func() { _ = raw.Close(ctx) })
+	if _, err := raw.Call(ctx, "read_notes", rawNotesArgs); err != nil {
+		b.Fatalf("raw read_notes: %v", err)
 	}
 	return raw
 }
 
-func (r *rawNotes) call(b *testing.B) []byte {
-	ctx := context.Background()
-	mod, err := r.rt.InstantiateModule(ctx, r.compiled, r.config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer mod.Close(ctx)
-	return r.invoke(b, mod)
-}
-
-// invoke is one airlock_alloc + airlock_call on an instance.
-func (r *rawNotes) invoke(b *testing.B, mod api.Module) []byte {
-	ctx := context.Background()
-	tool := "read_notes"
-	res, err := mod.ExportedFunction("airlock_alloc").Call(ctx, uint64(len(tool)+len(r.args)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ptr := api.DecodeU32(res[0])
-	mod.Memory().WriteString(ptr, tool)
-	mod.Memory().Write(ptr+uint32(len(tool)), r.args)
-	res, err = mod.ExportedFunction("airlock_call").Call(ctx, uint64(ptr), uint64(len(tool)),
-		uint64(ptr)+uint64(len(tool)), uint64(len(r.args)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, _ := mod.Memory().Read(uint32(res[0]>>32), uint32(res[0]))
-	return append([]byte(nil), out...)
-}
+var rawNotesArgs = []byte(`{"path":"` + benchNote + `"}`)
 
 func BenchmarkRawWazeroReadNotes(b *testing.B) {
 	raw := newRawNotes(b)
+	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		raw.call(b)
+		if _, err := raw.Call(ctx, "read_notes", rawNotesArgs); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
 func BenchmarkRawWazeroReadNotesParallel(b *testing.B) {
 	raw := newRawNotes(b)
+	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			raw.call(b)
+			if _, err := raw.Call(ctx, "read_notes", rawNotesArgs); err != nil {
+				b.Error(err)
+				return
+			}
 		}
 	})
 }
@@ -180,16 +143,16 @@ func BenchmarkRawWazeroReadNotesParallel(b *testing.B) {
 func BenchmarkRawWazeroReadNotesReused(b *testing.B) {
 	raw := newRawNotes(b)
 	ctx := context.Background()
-	mod, err := raw.rt.InstantiateModule(ctx, raw.compiled, raw.config)
+	inst, err := raw.NewInstance(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer mod.Close(ctx)
+	defer inst.Close(ctx)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if out := raw.invoke(b, mod); len(out) < 2 || out[0] != 0 {
-			b.Fatalf("raw read_notes answered %q", out)
+		if _, err := inst.Call(ctx, "read_notes", rawNotesArgs); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -3,17 +3,14 @@ package session
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/baseline"
 )
 
 // Benchmarks of host-to-views fan-out and idle memory, each measured
@@ -21,66 +18,6 @@ import (
 // they never pass or fail on time. Run:
 //
 //	go test ./broker/session -run '^$' -bench . -benchtime 200x -benchmem
-
-// bareForwarder is the baseline: accept every upgrade, a socket whose
-// Origin header says "host" is the host, every host message is queued to every
-// view's own writer goroutine. No Airlock code: no validation, no routing.
-type bareForwarder struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	views map[chan []byte]struct{}
-	wg    sync.WaitGroup
-}
-
-func startBare(tb testing.TB) *bareForwarder {
-	f := &bareForwarder{views: map[chan []byte]struct{}{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	tb.Cleanup(func() { f.srv.Close(); f.wg.Wait() })
-	return f
-}
-
-func (f *bareForwarder) serve(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
-	if err != nil {
-		return
-	}
-	f.wg.Add(1)
-	defer f.wg.Done()
-	c.SetReadLimit(-1)
-	ctx := context.Background()
-	if r.Header.Get("Origin") == "host" {
-		for {
-			_, data, err := c.Read(ctx)
-			if err != nil {
-				return
-			}
-			f.mu.Lock()
-			for q := range f.views {
-				select {
-				case q <- data:
-				default:
-				}
-			}
-			f.mu.Unlock()
-		}
-	}
-	q := make(chan []byte, 256)
-	f.mu.Lock()
-	f.views[q] = struct{}{}
-	f.mu.Unlock()
-	defer func() { f.mu.Lock(); delete(f.views, q); f.mu.Unlock() }()
-	readDone := c.CloseRead(ctx)
-	for {
-		select {
-		case data := <-q:
-			if c.Write(ctx, websocket.MessageText, data) != nil {
-				return
-			}
-		case <-readDone.Done():
-			return
-		}
-	}
-}
 
 // fanout is one connected topology: a host and its views.
 type fanout struct {
@@ -127,28 +64,28 @@ func airlockFanout(b *testing.B, n int) (*fanout, func()) {
 	return f, b2.stop
 }
 
+// bareFanout connects a host and n views to a bare coder/websocket
+// forwarder (broker/relay/baseline), all in one room.
 func bareFanout(b *testing.B, n int) (*fanout, func()) {
-	fw := startBare(b)
+	fw, err := baseline.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = fw.Close() })
 	ctx := context.Background()
-	host, err := localclient.Dial(ctx, fw.srv.URL, localclient.DialOptions{Origin: "host", SessionID: "bare"})
+	host, err := localclient.Dial(ctx, fw.URL(), localclient.DialOptions{Origin: baseline.HostOrigin, SessionID: "bare"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	f := &fanout{host: host}
 	for range n {
-		v, err := localclient.Dial(ctx, fw.srv.URL, localclient.DialOptions{})
+		v, err := localclient.Dial(ctx, fw.URL(), localclient.DialOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		f.views = append(f.views, v)
 	}
-	for { // every view registered
-		fw.mu.Lock()
-		k := len(fw.views)
-		fw.mu.Unlock()
-		if k == n {
-			break
-		}
+	for fw.Views() != n { // every view registered
 		time.Sleep(time.Millisecond)
 	}
 	return f, func() {}

@@ -34,6 +34,7 @@ func commands() []command {
 		{"tools", "list admitted and refused plugins", runTools},
 		{"call", "call a tool: call TOOL --args JSON", runCall},
 		{"mint", "mint a workspace session and print its view URL", runMint},
+		{"load", "drive a running broker and compare with a same-run baseline: load calls | load relay", runLoad},
 		{"version", "print the version", runVersion},
 	}
 }

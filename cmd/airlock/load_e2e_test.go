@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// End-to-end runs of `airlock load` against a real broker. They check
+// the report's structure and that work was done; never how fast.
+
+const loadToken = "e2e-load-launch-token-5e0a7c1b3f"
+
+// decodeReport decodes a --json report strictly into v: a key the
+// report types do not know is a test failure.
+func decodeReport(t *testing.T, stdout string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("the report is not the expected JSON: %v\n%s", err, stdout)
+	}
+}
+
+// checkRatios wants every ratio present and positive.
+func checkRatios(t *testing.T, r *ratios) {
+	t.Helper()
+	if r == nil || r.Throughput <= 0 || r.P50 <= 0 || r.P99 <= 0 {
+		t.Fatalf("ratios %+v", r)
+	}
+}
+
+func TestLoadCallsE2E(t *testing.T) {
+	notes := t.TempDir()
+	if err := os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Welcome\n\nA note to read.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + loadToken}
+	p := startServe(t, procOptions{Args: []string{"--root", "notes=" + notes}, Env: env, Secrets: []string{loadToken}})
+	// The broker's compilation cache, which the baseline reuses.
+	loadEnv := append(env, "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
+	code, stdout, stderr := runCLI(t, loadEnv, "load", "calls", "--broker", p.URL(), "-c", "2", "-d", "2s", "--warmup", "200ms",
+		"--root", "notes="+notes, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if stderr != "" || strings.Contains(stdout, loadToken) {
+		t.Fatalf("--json should be quiet on stderr and never print the token; stderr:\n%s", stderr)
+	}
+	var r callsReport
+	decodeReport(t, stdout, &r)
+	if r.Command != "calls" || r.Tool != "read_notes" || r.DescriptorID != "notes" || r.Concurrency != 2 || r.DurationSeconds != 2 || r.Interrupted {
+		t.Fatalf("header %+v", r)
+	}
+	if r.Baseline == nil || r.BaselineSkipped != "" || !strings.Contains(r.Baseline.Label, "builtin:notes (reactor, fresh instance per call)") {
+		t.Fatalf("baseline %+v, skipped %q", r.Baseline, r.BaselineSkipped)
+	}
+	for name, f := range r.sides() {
+		if f.Calls <= 0 || f.CallsPerSecond <= 0 || f.Seconds != 2 || !f.allOK() {
+			t.Errorf("%s: %+v", name, f)
+		}
+		if l := f.LatencyMs; l.P50 <= 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.Max {
+			t.Errorf("%s: latency %+v", name, l)
+		}
+	}
+	checkRatios(t, r.Ratios)
+}
+
+// TestLoadCallsTextE2E checks the report for people, the progress line
+// and a skipped default baseline (no --root), on a short run.
+func TestLoadCallsTextE2E(t *testing.T) {
+	notes := t.TempDir()
+	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + loadToken}
+	p := startServe(t, procOptions{Args: []string{"--root", "notes=" + notes}, Env: env, Secrets: []string{loadToken}})
+	code, stdout, stderr := runCLI(t, env, "load", "calls", "--broker", p.URL(), "--tool", "list_notes", "--args", "{}",
+		"-c", "1", "-d", "3s", "--warmup", "0s")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"list_notes on " + p.URL(), "calls/s", `airlock outcomes: {"ok":`, "no baseline: the builtin:notes baseline needs", "add --root notes=DIR"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "load   1s:  airlock ") {
+		t.Errorf("no progress line on stderr:\n%s", stderr)
+	}
+}
+
+func TestLoadRelayE2E(t *testing.T) {
+	p := startSessions(t)
+	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}
+	code, stdout, stderr := runCLI(t, env, "load", "relay", "--broker", p.URL(), "--sessions", "2", "--views", "3",
+		"-d", "2s", "--warmup", "200ms", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if stderr != "" || strings.Contains(stdout, sessionToken) {
+		t.Fatalf("--json should be quiet on stderr and never print the token; stderr:\n%s", stderr)
+	}
+	var r relayReport
+	decodeReport(t, stdout, &r)
+	if r.Command != "relay" || r.Sessions != 2 || r.Views != 3 || r.Window != relayWindow || r.Interrupted || r.Baseline == nil {
+		t.Fatalf("header %+v", r)
+	}
+	for name, f := range r.sides() {
+		if f.Deliveries <= 0 || f.MessagesSent <= 0 || f.DeliveriesPerSecond <= 0 || f.Seconds != 2 {
+			t.Errorf("%s: %+v", name, f)
+		}
+		// The window keeps every view far from the broker's queue bound.
+		if f.DroppedViews != 0 || f.Refusals != 0 || f.SendErrors != 0 {
+			t.Errorf("%s: dropped %d (%v), refused %d, send errors %d (%s)", name, f.DroppedViews, f.Closes, f.Refusals, f.SendErrors, f.FirstError)
+		}
+		if l := f.LatencyMs; l.P50 <= 0 || l.P50 > l.P99 || l.P99 > l.Max {
+			t.Errorf("%s: latency %+v", name, l)
+		}
+	}
+	checkRatios(t, r.Ratios)
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// latencySummary is a histogram in milliseconds, the unit one reads
+// beside a dashboard.
+type latencySummary struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func summarize(h *histogram) latencySummary {
+	return latencySummary{P50: ms(h.percentile(0.50)), P90: ms(h.percentile(0.90)),
+		P99: ms(h.percentile(0.99)), Max: ms(h.max)}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// ratios are Airlock's figure divided by the baseline's, from one run:
+// throughput below 1 and latency above 1 mean Airlock is slower.
+type ratios struct {
+	Throughput float64 `json:"throughput"`
+	P50        float64 `json:"p50"`
+	P99        float64 `json:"p99"`
+}
+
+// compare is nil unless every ratio is defined: a side with nothing
+// measured has no figure to divide by.
+func compare(airlockRate, baseRate float64, airlock, base latencySummary) *ratios {
+	if airlockRate <= 0 || baseRate <= 0 || airlock.P50 <= 0 || base.P50 <= 0 || airlock.P99 <= 0 || base.P99 <= 0 {
+		return nil
+	}
+	return &ratios{Throughput: airlockRate / baseRate, P50: airlock.P50 / base.P50, P99: airlock.P99 / base.P99}
+}
+
+// rate is count per second of elapsed, zero for no time.
+func rate(count int64, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return float64(count) / elapsed.Seconds()
+}
+
+func printJSON(w io.Writer, v any) {
+	out, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Fprintf(w, "%s\n", out)
+}
+
+// fmtMs prints a latency with three significant digits.
+func fmtMs(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0fms", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1fms", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2fms", v)
+	}
+	return fmt.Sprintf("%.0fµs", v*1000)
+}
+
+// printRatios is the line that answers the question of the run.
+func printRatios(w io.Writer, unit string, r *ratios) {
+	if r == nil {
+		fmt.Fprintln(w, "ratio Airlock/baseline: none (a side measured nothing)")
+		return
+	}
+	fmt.Fprintf(w, "ratio Airlock/baseline: %s %.3g×   p50 %.3g×   p99 %.3g×\n", unit, r.Throughput, r.P50, r.P99)
+}

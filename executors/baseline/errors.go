@@ -1,0 +1,17 @@
+package baseline
+
+import "errors"
+
+// Errors of running a module.
+var (
+	// ErrNoStyle: the module exports neither _start nor the reactor ABI.
+	ErrNoStyle = errors.New("the module exports neither _start nor _initialize, airlock_alloc and airlock_call")
+	// ErrNotReactor: a reused instance needs a reactor.
+	ErrNotReactor = errors.New("only a reactor module can reuse an instance")
+	// ErrABI: the reactor's allocation or result was unusable.
+	ErrABI = errors.New("the reactor broke the ABI")
+	// ErrToolFailed: the reactor answered with its error status.
+	ErrToolFailed = errors.New("the tool failed")
+	// ErrNoFetch: the module fetched, which the baseline cannot do.
+	ErrNoFetch = errors.New("fetch is not available in the plain-wazero baseline")
+)
