@@ -205,6 +205,8 @@ func (c *Channel) loadPairings() (*pairing.Set, error) {
 			"path", pairing.Path(c.opts.Data), "err", err)
 		return pairing.Empty(), err
 	}
+	// An operator who just ran `airlock pair add` sees it take effect.
+	c.log.Info("pairings loaded", "pairings", set.Len())
 	return set, nil
 }
 

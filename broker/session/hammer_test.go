@@ -36,8 +36,8 @@ func TestHammer(t *testing.T) {
 		s := b.Stats()
 		return s.Live == 0 && s.Tombstones == 0
 	})
-	t.Logf("hammer: %d sessions, %d hosts and %d views each over %d cycles: %d sent, %d received, %d refused",
-		c.Sessions, 1, c.Views, c.Cycles, st.Sent.Load(), st.Received.Load(), st.Refused.Load())
+	t.Logf("hammer: %d sessions, %d hosts and %d views each over %d cycles: %d sent, %d received, %d refused, %d handshakes dropped as slow",
+		c.Sessions, 1, c.Views, c.Cycles, st.Sent.Load(), st.Received.Load(), st.Refused.Load(), st.Dropped.Load())
 	if st.Received.Load() == 0 {
 		t.Fatal("nothing was relayed")
 	}

@@ -84,7 +84,26 @@ func (w *chanWorld) pair(name string) string {
 		w.t.Fatal("pair add repeated the bearer on stderr")
 	}
 	w.broker.AddSecret(bearer)
+	w.waitPairings()
 	return bearer
+}
+
+// waitPairings waits until the broker has loaded the pairings file as it
+// is now: it watches the file with a short debounce, so a peer that dials
+// the instant `pair add` returns could otherwise be refused, correctly.
+func (w *chanWorld) waitPairings() {
+	w.t.Helper()
+	_, out, _ := runCLI(w.t, nil, "pair", "ls", "--data", w.data)
+	want := fmt.Sprintf(`"msg":"pairings loaded","pairings":%d}`, len(scanLines(strings.TrimSpace(out))))
+	waitFor(w.t, 30*time.Second, func() bool {
+		lines := scanLines(w.broker.Stderr())
+		for i := len(lines) - 1; i >= 0; i-- {
+			if strings.Contains(lines[i], `"msg":"pairings loaded"`) {
+				return strings.HasSuffix(lines[i], want)
+			}
+		}
+		return false
+	})
 }
 
 func (w *chanWorld) unpair(name string) {
@@ -92,6 +111,7 @@ func (w *chanWorld) unpair(name string) {
 	if code, _, errOut := runCLI(w.t, nil, "pair", "rm", name, "--data", w.data); code != 0 {
 		w.t.Fatalf("pair rm %s: exit %d %s", name, code, errOut)
 	}
+	w.waitPairings()
 }
 
 // chanPlugins writes a plugins folder serving the guest fixture (the

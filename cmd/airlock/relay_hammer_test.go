@@ -39,6 +39,6 @@ func TestRelayHammer(t *testing.T) {
 	eventuallyE2E(t, "every session expires and is reaped", func() bool {
 		return p.metric(t, `airlock_sessions{state="live"}`) == 0 && p.metric(t, `airlock_sessions{state="tombstone"}`) == 0
 	})
-	t.Logf("e2e hammer: %d sessions × (1 host + %d views) × %d cycles: %d sent, %d received, %d refused; goroutines back to %v",
-		c.Sessions, c.Views, c.Cycles, st.Sent.Load(), st.Received.Load(), st.Refused.Load(), baseline)
+	t.Logf("e2e hammer: %d sessions × (1 host + %d views) × %d cycles: %d sent, %d received, %d refused, %d handshakes dropped as slow; goroutines back to %v",
+		c.Sessions, c.Views, c.Cycles, st.Sent.Load(), st.Received.Load(), st.Refused.Load(), st.Dropped.Load(), baseline)
 }

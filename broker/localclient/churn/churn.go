@@ -29,9 +29,19 @@ type Load struct {
 	OnSecret func(string)
 }
 
-// Stats counts what the churn saw.
+// Stats counts what the churn saw. Dropped counts handshakes cut short
+// because the broker dropped the socket as a slow consumer: on a starved
+// machine a peer may not read fast enough even while saying hello, and
+// dropping it is what the broker must do so the session never stalls.
 type Stats struct {
-	Sent, Received, Refused atomic.Int64
+	Sent, Received, Refused, Dropped atomic.Int64
+}
+
+// slowConsumer reports whether err is the broker closing the socket as a
+// slow consumer (1013 "slow-consumer").
+func slowConsumer(err error) bool {
+	code, reason := localclient.CloseStatus(err)
+	return code == 1013 && reason == "slow-consumer"
 }
 
 // Run mints and bootstraps l.Sessions sessions for origin through client
@@ -82,6 +92,10 @@ func hostActor(ctx context.Context, base string, m *localclient.Minted, l Load, 
 			conn.Close()
 			var pe *localclient.ProtocolError
 			if errors.As(err, &pe) && pe.Code == "HOST_ALREADY_CONNECTED" {
+				continue
+			}
+			if slowConsumer(err) {
+				st.Dropped.Add(1)
 				continue
 			}
 			return fmt.Errorf("host hello: %w", err)
@@ -138,6 +152,10 @@ func viewActor(ctx context.Context, base string, m *localclient.Minted, ck *http
 		hello, err := conn.Hello(ctx)
 		if err != nil {
 			conn.Close()
+			if slowConsumer(err) {
+				st.Dropped.Add(1)
+				continue
+			}
 			return fmt.Errorf("view hello: %w", err)
 		}
 		done := make(chan error, 1)
