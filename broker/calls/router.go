@@ -162,21 +162,17 @@ func (r *Router) observe(rt Route, found bool, c wire.Call, a wire.Answer, took 
 	}
 }
 
-// outcomeOf is "ok" or the refusal's rule id.
+// outcomeOf is "ok" or the refusal's rule id; a rule outside the
+// vocabulary (which ParseAnswer never lets through) would count as OTHER.
 func outcomeOf(a wire.Answer) string {
-	if a.OK {
+	switch {
+	case a.OK:
 		return "ok"
+	case a.Refused.Known():
+		return string(a.Refused)
 	}
-	return metrics.LabelIn(string(a.Refused), ruleNames...)
+	return metrics.Other
 }
-
-var ruleNames = func() []string {
-	out := make([]string, len(wire.Rules))
-	for i, r := range wire.Rules {
-		out[i] = string(r)
-	}
-	return out
-}()
 
 // Drain refuses new calls with shutting-down; calls in flight go on.
 func (r *Router) Drain() { r.draining.Store(true) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"os/signal"
@@ -128,8 +129,8 @@ func keepAlive(c *v1Client, callers int) *http.Transport {
 // the report.
 func loadCalls(ctx context.Context, f *loadCallsFlags, c *v1Client, call wire.Call, choice baselineChoice, stderr io.Writer) (*callsReport, error) {
 	rep := &callsReport{Command: "calls", Broker: c.base, Tool: call.Tool, DescriptorID: call.DescriptorID,
-		Concurrency: f.concurrency, DurationSeconds: f.duration.Seconds(), WarmupSeconds: f.warmup.Seconds(),
-		BaselineSkipped: choice.skipped}
+		Concurrency: f.concurrency, BaselineSkipped: choice.skipped,
+		runInfo: runInfo{DurationSeconds: f.duration.Seconds(), WarmupSeconds: f.warmup.Seconds()}}
 	runner, err := startBaseline(ctx, choice, f.asJSON, stderr)
 	if err != nil {
 		return nil, err
@@ -194,15 +195,12 @@ func baselineLabel(label string, style baseline.Style, reuse bool) string {
 // callsReport is the report of `airlock load calls`, as printed with
 // --json.
 type callsReport struct {
-	Command         string        `json:"command"`
-	Broker          string        `json:"broker"`
-	Tool            string        `json:"tool"`
-	DescriptorID    string        `json:"descriptorId"`
-	Concurrency     int           `json:"concurrency"`
-	DurationSeconds float64       `json:"durationSeconds"`
-	WarmupSeconds   float64       `json:"warmupSeconds"`
-	SliceSeconds    float64       `json:"sliceSeconds"`
-	Interrupted     bool          `json:"interrupted,omitempty"`
+	Command      string `json:"command"`
+	Broker       string `json:"broker"`
+	Tool         string `json:"tool"`
+	DescriptorID string `json:"descriptorId"`
+	Concurrency  int    `json:"concurrency"`
+	runInfo
 	Airlock         callsFigures  `json:"airlock"`
 	Baseline        *callsFigures `json:"baseline,omitempty"`
 	BaselineSkipped string        `json:"baselineSkipped,omitempty"`
@@ -211,16 +209,8 @@ type callsReport struct {
 
 // print is the report for a person: one table, the ratios, the outcomes.
 func (r *callsReport) print(w io.Writer) {
-	fmt.Fprintf(w, "%s on %s (descriptor %s), %d callers, %s measured per side after %s warmup",
-		r.Tool, r.Broker, r.DescriptorID, r.Concurrency, secs(r.DurationSeconds), secs(r.WarmupSeconds))
-	if r.Baseline != nil {
-		fmt.Fprintf(w, ", in turns of %s", secs(r.SliceSeconds))
-	}
-	fmt.Fprintln(w)
-	if r.Interrupted {
-		fmt.Fprintln(w, "interrupted: the figures cover the time measured before Ctrl-C")
-	}
-	fmt.Fprintln(w)
+	r.printHeader(w, fmt.Sprintf("%s on %s (descriptor %s), %d callers", r.Tool, r.Broker, r.DescriptorID, r.Concurrency),
+		r.Baseline != nil)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tcalls\tcalls/s\tp50\tp90\tp99\tmax\t")
 	for name, f := range r.sides() {
@@ -245,14 +235,7 @@ func (r *callsReport) print(w io.Writer) {
 }
 
 // sides lists the figures in print order.
-func (r *callsReport) sides() func(yield func(string, *callsFigures) bool) {
-	return func(yield func(string, *callsFigures) bool) {
-		if !yield("airlock", &r.Airlock) || r.Baseline == nil {
-			return
-		}
-		yield("baseline", r.Baseline)
-	}
-}
+func (r *callsReport) sides() iter.Seq2[string, *callsFigures] { return sides(&r.Airlock, r.Baseline) }
 
 // printOutcomes lists each outcome, then the calls that got no answer.
 func printOutcomes(w io.Writer, name string, f *callsFigures) {

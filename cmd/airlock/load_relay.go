@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"os/signal"
@@ -126,8 +127,8 @@ func loadRelay(ctx context.Context, f *loadRelayFlags, client *localclient.Clien
 // report is the report's header: what the run was asked to do.
 func (f *loadRelayFlags) report(broker string, p plan, interrupted bool) *relayReport {
 	return &relayReport{Command: "relay", Broker: broker, Sessions: f.sessions, Views: f.views,
-		FrameBytes: f.size, Window: relayWindow, DurationSeconds: p.duration.Seconds(),
-		WarmupSeconds: p.warmup.Seconds(), SliceSeconds: p.slice.Seconds(), Interrupted: interrupted}
+		FrameBytes: f.size, Window: relayWindow, runInfo: runInfo{DurationSeconds: p.duration.Seconds(),
+			WarmupSeconds: p.warmup.Seconds(), SliceSeconds: p.slice.Seconds(), Interrupted: interrupted}}
 }
 
 // connectAirlock mints the sessions and connects their hosts and views,
@@ -224,32 +225,21 @@ func dialBare(ctx context.Context, fw *relaybaseline.Forwarder, t *topology, ses
 // relayReport is the report of `airlock load relay`, as printed with
 // --json.
 type relayReport struct {
-	Command         string        `json:"command"`
-	Broker          string        `json:"broker"`
-	Sessions        int           `json:"sessions"`
-	Views           int           `json:"viewsPerSession"`
-	FrameBytes      int           `json:"frameBytes"`
-	Window          int           `json:"window"`
-	DurationSeconds float64       `json:"durationSeconds"`
-	WarmupSeconds   float64       `json:"warmupSeconds"`
-	SliceSeconds    float64       `json:"sliceSeconds"`
-	Interrupted     bool          `json:"interrupted,omitempty"`
-	Airlock         relayFigures  `json:"airlock"`
-	Baseline        *relayFigures `json:"baseline,omitempty"`
-	Ratios          *ratios       `json:"ratios,omitempty"`
+	Command    string `json:"command"`
+	Broker     string `json:"broker"`
+	Sessions   int    `json:"sessions"`
+	Views      int    `json:"viewsPerSession"`
+	FrameBytes int    `json:"frameBytes"`
+	Window     int    `json:"window"`
+	runInfo
+	Airlock  relayFigures  `json:"airlock"`
+	Baseline *relayFigures `json:"baseline,omitempty"`
+	Ratios   *ratios       `json:"ratios,omitempty"`
 }
 
 func (r *relayReport) print(w io.Writer) {
-	fmt.Fprintf(w, "relay on %s: %d sessions × %d views, %d-byte focusNode frames, window %d, %s measured per side after %s warmup",
-		r.Broker, r.Sessions, r.Views, r.FrameBytes, r.Window, secs(r.DurationSeconds), secs(r.WarmupSeconds))
-	if r.Baseline != nil {
-		fmt.Fprintf(w, ", in turns of %s", secs(r.SliceSeconds))
-	}
-	fmt.Fprintln(w)
-	if r.Interrupted {
-		fmt.Fprintln(w, "interrupted: the figures cover the time measured before Ctrl-C")
-	}
-	fmt.Fprintln(w)
+	r.printHeader(w, fmt.Sprintf("relay on %s: %d sessions × %d views, %d-byte focusNode frames, window %d",
+		r.Broker, r.Sessions, r.Views, r.FrameBytes, r.Window), r.Baseline != nil)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tdeliveries\tdeliveries/s\tp50\tp90\tp99\tmax\tdropped views\trefusals\t")
 	for name, f := range r.sides() {
@@ -271,11 +261,4 @@ func (r *relayReport) print(w io.Writer) {
 }
 
 // sides lists the figures in print order.
-func (r *relayReport) sides() func(yield func(string, *relayFigures) bool) {
-	return func(yield func(string, *relayFigures) bool) {
-		if !yield("airlock", &r.Airlock) || r.Baseline == nil {
-			return
-		}
-		yield("baseline", r.Baseline)
-	}
-}
+func (r *relayReport) sides() iter.Seq2[string, *relayFigures] { return sides(&r.Airlock, r.Baseline) }

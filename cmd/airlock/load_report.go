@@ -4,8 +4,43 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 )
+
+// runInfo is how a load run was measured; both reports embed it, so its
+// fields stand inline in their JSON.
+type runInfo struct {
+	DurationSeconds float64 `json:"durationSeconds"`
+	WarmupSeconds   float64 `json:"warmupSeconds"`
+	SliceSeconds    float64 `json:"sliceSeconds"`
+	Interrupted     bool    `json:"interrupted,omitempty"`
+}
+
+// printHeader prints what was run, how it was measured, and whether
+// Ctrl-C cut it short, then a blank line.
+func (ri runInfo) printHeader(w io.Writer, what string, withBaseline bool) {
+	fmt.Fprintf(w, "%s, %s measured per side after %s warmup", what, secs(ri.DurationSeconds), secs(ri.WarmupSeconds))
+	if withBaseline {
+		fmt.Fprintf(w, ", in turns of %s", secs(ri.SliceSeconds))
+	}
+	fmt.Fprintln(w)
+	if ri.Interrupted {
+		fmt.Fprintln(w, "interrupted: the figures cover the time measured before Ctrl-C")
+	}
+	fmt.Fprintln(w)
+}
+
+// sides yields a report's figures in print order: Airlock's, then the
+// baseline's when there is one.
+func sides[F any](airlock, baseline *F) iter.Seq2[string, *F] {
+	return func(yield func(string, *F) bool) {
+		if !yield("airlock", airlock) || baseline == nil {
+			return
+		}
+		yield("baseline", baseline)
+	}
+}
 
 // latencySummary is a histogram in milliseconds, the unit one reads
 // beside a dashboard.

@@ -227,7 +227,7 @@ func TestCallsReportPrint(t *testing.T) {
 	base := callsFigures{Label: "plain wazero builtin:notes", Calls: 10, CallsPerSecond: 5,
 		LatencyMs: latencySummary{P50: 1, P90: 2, P99: 4, Max: 8}, Outcomes: map[string]int64{"ok": 10}}
 	r := &callsReport{Tool: "read_notes", Broker: "http://127.0.0.1:1", DescriptorID: "notes", Concurrency: 4,
-		DurationSeconds: 10, WarmupSeconds: 1, SliceSeconds: 2, Baseline: &base,
+		runInfo: runInfo{DurationSeconds: 10, WarmupSeconds: 1, SliceSeconds: 2}, Baseline: &base,
 		Airlock: callsFigures{Calls: 50, CallsPerSecond: 25, LatencyMs: latencySummary{P50: 0.5, P90: 1, P99: 2, Max: 3},
 			Outcomes: map[string]int64{"ok": 49, "overloaded": 1}}}
 	r.Ratios = compare(25, 5, r.Airlock.LatencyMs, base.LatencyMs)
