@@ -31,7 +31,18 @@ type fixtureWorld struct {
 	otherPort  string // a server that is not allowlisted
 	closedPort string // allowlisted, nothing listening
 	bounds     wire.Bounds
+	// slow is descriptor "fxslow": the same module under a time bound no
+	// test can reach, for calls that must end by another bound or be held.
+	slow wire.Bounds
+	// held receives one value per fetch of /hold, which then blocks until
+	// release is closed: calls that the test holds in flight.
+	held        chan struct{}
+	release     chan struct{}
+	releaseOnce sync.Once
 }
+
+// releaseHeld lets every held fetch, and any later one, complete.
+func (w *fixtureWorld) releaseHeld() { w.releaseOnce.Do(func() { close(w.release) }) }
 
 var guestTools = []string{"echo", "loop", "membomb", "trap", "exit3", "bigout", "nojson", "twojson", "notobject", "fail", "fetch", "fetchn", "readfile", "writefile", "sleep", "log", "stderr", "counter"}
 
@@ -46,9 +57,12 @@ func guestModule(t *testing.T) []byte {
 
 // fxManifest declares every guest tool; readfile requires a string path so
 // args-invalid can be provoked.
-func fxManifest(id string, b wire.Bounds) plugins.Manifest {
+func fxManifest(id string, b wire.Bounds) plugins.Manifest { return fxManifestOf(id, b, guestTools...) }
+
+// fxManifestOf declares only the named guest tools.
+func fxManifestOf(id string, b wire.Bounds, tools ...string) plugins.Manifest {
 	m := plugins.Manifest{ID: id, Version: "1.0.0", Module: "guest.wasm", Bounds: b}
-	for _, name := range guestTools {
+	for _, name := range tools {
 		schema := `{"type":"object"}`
 		if name == "readfile" {
 			schema = `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`
@@ -60,7 +74,7 @@ func fxManifest(id string, b wire.Bounds) plugins.Manifest {
 
 func newFixtureWorld(t *testing.T, env ...string) *fixtureWorld {
 	t.Helper()
-	w := &fixtureWorld{plugins: t.TempDir()}
+	w := &fixtureWorld{plugins: t.TempDir(), held: make(chan struct{}, 64), release: make(chan struct{})}
 	other := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprint(rw, "other") }))
 	t.Cleanup(other.Close)
 	w.otherPort = portOf(other.URL)
@@ -70,11 +84,16 @@ func newFixtureWorld(t *testing.T, env ...string) *fixtureWorld {
 			http.Redirect(rw, r, other.URL+"/", http.StatusFound)
 		case "/redirect-in":
 			http.Redirect(rw, r, "/ok", http.StatusFound)
+		case "/hold":
+			w.held <- struct{}{}
+			<-w.release
+			fmt.Fprint(rw, "released")
 		default:
 			fmt.Fprint(rw, "hello from web")
 		}
 	}))
 	t.Cleanup(w.web.Close)
+	t.Cleanup(w.releaseHeld) // before the server's Close, which waits for its handlers
 	w.webPort = portOf(w.web.URL)
 	w.closedPort = closedPort(t)
 
@@ -91,6 +110,9 @@ func newFixtureWorld(t *testing.T, env ...string) *fixtureWorld {
 		Roots:        []string{"data"},
 	}
 	must(t, plugins.WriteFolder(w.plugins, fxManifest("fx", w.bounds), guestModule(t)))
+	w.slow = w.bounds
+	w.slow.TimeoutMs = 10 * 60 * 1000
+	must(t, plugins.WriteFolder(w.plugins, fxManifestOf("fxslow", w.slow, "fetch", "membomb"), guestModule(t)))
 	w.p = startServe(t, procOptions{
 		Args:    []string{"--plugins", w.plugins, "--root", "data=" + data, "--no-builtin"},
 		Env:     append(tokenEnv(), env...),
@@ -120,8 +142,43 @@ func closedPort(t *testing.T) string {
 // call posts a call envelope for descriptor fx with its admitted bounds.
 func (w *fixtureWorld) call(t *testing.T, tool, args string) wire.Answer {
 	t.Helper()
-	bounds, _ := json.Marshal(w.bounds)
-	return postCall(t, w.p, fmt.Sprintf(`{"v":1,"callId":"c-%s","tool":%q,"descriptorId":"fx","args":%s,"boundsEcho":%s}`, tool, tool, args, bounds))
+	a, err := tryPostCall(w.p, w.body("fx", w.bounds, tool, args))
+	must(t, err)
+	return a
+}
+
+func (w *fixtureWorld) body(descriptor string, b wire.Bounds, tool, args string) string {
+	bounds, _ := json.Marshal(b)
+	return fmt.Sprintf(`{"v":1,"callId":"c-%s","tool":%q,"descriptorId":%q,"args":%s,"boundsEcho":%s}`, tool, tool, descriptor, args, bounds)
+}
+
+// holdAsync starts a call of fxslow that fetches /hold, and returns once
+// the fetch has reached the test's server: the call is then in flight
+// until w.release is closed. wait, called from the test's goroutine,
+// gives its answer.
+func (w *fixtureWorld) holdAsync(t *testing.T) (wait func() wire.Answer) {
+	t.Helper()
+	type result struct {
+		a   wire.Answer
+		err error
+	}
+	done := make(chan result, 1)
+	body := w.body("fxslow", w.slow, "fetch", `{"url":"http://127.0.0.1:`+w.webPort+`/hold"}`)
+	go func() {
+		a, err := tryPostCall(w.p, body)
+		done <- result{a, err}
+	}()
+	select {
+	case <-w.held:
+	case r := <-done:
+		t.Fatalf("the held call ended before it reached /hold: %+v %v", r.a, r.err)
+	}
+	return func() wire.Answer {
+		t.Helper()
+		r := <-done
+		must(t, r.err)
+		return r.a
+	}
 }
 
 // postCall sends a raw body to POST /v1/calls and parses the answer, which
@@ -134,12 +191,28 @@ func postCall(t *testing.T, p *proc, body string) wire.Answer {
 
 func postCallStatus(t *testing.T, p *proc, body string) (wire.Answer, int) {
 	t.Helper()
-	code, data, _ := p.do("POST", "/v1/calls", map[string]string{"X-Tensorviz-Token": testToken}, []byte(body))
+	a, code, err := tryPostCallStatus(p, body)
+	must(t, err)
+	return a, code
+}
+
+// tryPostCall and tryPostCallStatus return what postCall would fail the
+// test with, for goroutines other than the test's.
+func tryPostCall(p *proc, body string) (wire.Answer, error) {
+	a, _, err := tryPostCallStatus(p, body)
+	return a, err
+}
+
+func tryPostCallStatus(p *proc, body string) (wire.Answer, int, error) {
+	code, data, _, err := p.tryDo("POST", "/v1/calls", map[string]string{"X-Tensorviz-Token": testToken}, []byte(body))
+	if err != nil {
+		return wire.Answer{}, code, err
+	}
 	a, err := wire.ParseAnswer(data)
 	if err != nil {
-		t.Fatalf("answer (%d) is not a valid envelope: %v\n%s", code, err, data)
+		return a, code, fmt.Errorf("answer (%d) is not a valid envelope: %w\n%s", code, err, data)
 	}
-	return a, code
+	return a, code, nil
 }
 
 func TestCallsEveryRuleEndToEnd(t *testing.T) {
@@ -152,7 +225,6 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 	}{
 		{"ok", "echo", `{"hello":"world"}`, "", `"hello":"world"`},
 		{"exec-timeout", "loop", `{}`, wire.ExecTimeout, ""},
-		{"memory-exhausted", "membomb", `{}`, wire.MemoryExhausted, ""},
 		{"exec-threw trap", "trap", `{"kind":"nil"}`, wire.ExecThrew, ""},
 		{"exec-threw panic", "trap", `{}`, wire.ExecThrew, ""},
 		{"exec-threw exit 3", "exit3", `{}`, wire.ExecThrew, ""},
@@ -202,6 +274,15 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 			}
 		})
 	}
+	// The memory bound must be met first, whatever the machine's load: the
+	// descriptor's time bound is out of reach.
+	t.Run("memory-exhausted", func(t *testing.T) {
+		a, err := tryPostCall(w.p, w.body("fxslow", w.slow, "membomb", `{}`))
+		must(t, err)
+		if a.Refused != wire.MemoryExhausted {
+			t.Fatalf("want memory-exhausted, got %+v", a)
+		}
+	})
 	if out, err := os.ReadFile(filepath.Join(filepath.Dir(w.plugins), "new.txt")); err == nil {
 		t.Errorf("the guest wrote through a read-only root: %q", out)
 	}
@@ -246,7 +327,7 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 		for _, want := range []string{
 			`airlock_tool_calls_total{descriptor="fx",outcome="ok",tool="echo"} 1`,
 			`airlock_tool_calls_total{descriptor="fx",outcome="exec-timeout",tool="loop"} 1`,
-			`airlock_tool_calls_total{descriptor="fx",outcome="memory-exhausted",tool="membomb"} 1`,
+			`airlock_tool_calls_total{descriptor="fxslow",outcome="memory-exhausted",tool="membomb"} 1`,
 			`airlock_tool_calls_total{descriptor="fx",outcome="budget-exhausted",tool="fetchn"} 2`,
 			`airlock_tool_calls_total{descriptor="fx",outcome="unknown-tool",tool="OTHER"} 1`,
 			`airlock_tool_calls_total{descriptor="OTHER",outcome="unattributed-call",tool="OTHER"} 1`,
@@ -254,7 +335,7 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 			`airlock_tool_timeouts_total{descriptor="fx",tool="loop"} 1`,
 			`airlock_tool_fetch_requests_used_bucket{descriptor="fx",le="0"}`,
 			`airlock_tool_call_duration_seconds_count{descriptor="fx",tool="echo"} 2` + "\n", // ok + bounds-mismatch
-			`airlock_plugins_admitted 1`,
+			`airlock_plugins_admitted 2`,
 			`airlock_channel_calls_total{outcome="ok",peer="local"}`,
 			`go_goroutines`, `process_resident_memory_bytes`,
 		} {
@@ -277,55 +358,47 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 
 func TestCallsOverloaded(t *testing.T) {
 	w := newFixtureWorld(t, "AIRLOCK_EXEC_MAX_CONCURRENT=1")
-	// While a sleep holds the one slot, a second call is refused at once.
-	// The sleep may not have started when the second call arrives; then the
-	// second call simply runs, and the round is tried again.
-	for round := 0; round < 10; round++ {
-		first := make(chan wire.Answer, 1)
-		go func() { first <- w.call(t, "sleep", `{"ms":1500}`) }()
-		time.Sleep(300 * time.Millisecond)
-		second := w.call(t, "echo", `{}`)
-		held := <-first
-		if !held.OK {
-			t.Fatalf("the sleeping call: %+v", held)
-		}
-		if second.Refused == wire.Overloaded {
-			if a := w.call(t, "echo", `{}`); !a.OK {
-				t.Errorf("after the slot freed: %+v", a)
-			}
-			return
-		}
-		if !second.OK {
-			t.Fatalf("second call: %+v", second)
-		}
+	held := w.holdAsync(t) // holds fxslow's one slot until released
+	second := w.body("fxslow", w.slow, "fetch", `{"url":"http://127.0.0.1:`+w.webPort+`/ok"}`)
+	if a := postCall(t, w.p, second); a.Refused != wire.Overloaded {
+		t.Fatalf("a call while the slot is held: %+v", a)
 	}
-	t.Fatal("the second call was never refused overloaded")
+	w.releaseHeld()
+	if a := held(); !a.OK || !strings.Contains(string(a.Observed), "released") {
+		t.Fatalf("the held call: %+v", a)
+	}
+	if a := postCall(t, w.p, second); !a.OK {
+		t.Errorf("after the slot freed: %+v", a)
+	}
 }
 
+// TestCallsDrainOnSIGTERM: calls in flight at SIGTERM finish and are
+// answered; the broker then exits 0. The calls are held at the test's
+// server until the broker has logged that it is draining, so they are in
+// flight across the signal however slow the machine.
 func TestCallsDrainOnSIGTERM(t *testing.T) {
-	w := newFixtureWorld(t)
-	var wg sync.WaitGroup
-	answers := make([]wire.Answer, 3)
+	w := newFixtureWorld(t, "AIRLOCK_SHUTDOWN_GRACE_MS=600000")
+	answers := make([]func() wire.Answer, 3)
 	for i := range answers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i] = w.call(t, "sleep", `{"ms":1200}`)
-		}()
+		answers[i] = w.holdAsync(t)
 	}
-	time.Sleep(300 * time.Millisecond) // let the calls reach the broker
 	must(t, w.p.cmd.Process.Signal(syscall.SIGTERM))
-	wg.Wait()
-	for i, a := range answers {
-		if !a.OK {
+	// Draining has begun once /healthz says so or the listener is closed.
+	waitFor(t, 60*time.Second, func() bool {
+		_, data, _, err := w.p.tryDo("GET", "/healthz", nil, nil)
+		return err != nil || strings.Contains(string(data), "draining")
+	})
+	w.releaseHeld()
+	for i, wait := range answers {
+		if a := wait(); !a.OK {
 			t.Errorf("call %d in flight at SIGTERM: %+v", i, a)
 		}
 	}
-	if code := w.p.Wait(30 * time.Second); code != 0 {
+	if code := w.p.Wait(60 * time.Second); code != 0 {
 		t.Errorf("exit %d after draining", code)
 	}
-	if !strings.Contains(w.p.Stderr(), `"draining"`) || !strings.Contains(w.p.Stderr(), `"stopped"`) {
-		t.Errorf("drain not logged")
+	if !strings.Contains(w.p.Stderr(), `"stopped"`) {
+		t.Errorf("stop not logged")
 	}
 }
 
@@ -387,7 +460,7 @@ func TestCLICallAndTools(t *testing.T) {
 	for _, s := range listing.Plugins {
 		reasons[s.ID] = s.Reason
 	}
-	if code != exitRefused || len(listing.Descriptors) != 1 || reasons["fx"] != "" || reasons["broken"] != "compile-failed" {
+	if code != exitRefused || len(listing.Descriptors) != 2 || reasons["fx"] != "" || reasons["broken"] != "compile-failed" {
 		t.Errorf("tools --plugins: exit %d %v", code, reasons)
 	}
 	metrics := scrape(t, w.p)

@@ -152,18 +152,53 @@ func (w *chanWorld) channelURL() string { return "ws://" + w.broker.Addr + "/cha
 // call posts one call for descriptor with its bounds echoed.
 func (w *chanWorld) call(id, descriptor string, b wire.Bounds, tool, args string) wire.Answer {
 	w.t.Helper()
+	a, err := w.tryCall(id, descriptor, b, tool, args)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return a
+}
+
+// callAsync starts a call in a goroutine of its own. The returned wait,
+// called from the test's goroutine, gives the answer and fails the test
+// there (a goroutine other than the test's must not call t.Fatal).
+func (w *chanWorld) callAsync(id, descriptor string, b wire.Bounds, tool, args string) (wait func() wire.Answer) {
+	type result struct {
+		a   wire.Answer
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, err := w.tryCall(id, descriptor, b, tool, args)
+		done <- result{a, err}
+	}()
+	return func() wire.Answer {
+		w.t.Helper()
+		r := <-done
+		if r.err != nil {
+			w.t.Fatal(r.err)
+		}
+		return r.a
+	}
+}
+
+// tryCall is call without the test: any failure is returned.
+func (w *chanWorld) tryCall(id, descriptor string, b wire.Bounds, tool, args string) (wire.Answer, error) {
 	echo, _ := json.Marshal(b)
 	body := fmt.Sprintf(`{"v":1,"callId":%q,"tool":%q,"descriptorId":%q,"args":%s,"boundsEcho":%s}`, id, tool, descriptor, args, echo)
-	code, data, _ := w.broker.do("POST", "/v1/calls", map[string]string{"X-Tensorviz-Token": testToken}, []byte(body))
+	code, data, _, err := w.broker.tryDo("POST", "/v1/calls", map[string]string{"X-Tensorviz-Token": testToken}, []byte(body))
+	if err != nil {
+		return wire.Answer{}, err
+	}
 	a, err := wire.ParseAnswer(data)
 	if err != nil || code != 200 {
-		w.t.Fatalf("POST /v1/calls: %d %s (%v)", code, data, err)
+		return a, fmt.Errorf("POST /v1/calls: %d %s (%v)", code, data, err)
 	}
 	if a.CallID != id {
-		w.t.Errorf("callId %q came back as %q", id, a.CallID)
+		return a, fmt.Errorf("callId %q came back as %q", id, a.CallID)
 	}
 	w.calls.Add(1)
-	return a
+	return a, nil
 }
 
 // waitServing waits until descriptor answers echo through the channel.

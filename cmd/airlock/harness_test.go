@@ -267,11 +267,21 @@ func (p *proc) URL() string { return "http://" + p.Addr }
 // do sends an HTTP request to the broker and returns status and body.
 func (p *proc) do(method, path string, header map[string]string, body []byte) (int, []byte, http.Header) {
 	p.t.Helper()
+	code, data, h, err := p.tryDo(method, path, header, body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return code, data, h
+}
+
+// tryDo is do for goroutines other than the test's, which must not call
+// t.Fatal: it returns the failure instead.
+func (p *proc) tryDo(method, path string, header map[string]string, body []byte) (int, []byte, http.Header, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, p.URL()+path, bytes.NewReader(body))
 	if err != nil {
-		p.t.Fatal(err)
+		return 0, nil, nil, err
 	}
 	for k, v := range header {
 		if strings.EqualFold(k, "Host") {
@@ -282,11 +292,11 @@ func (p *proc) do(method, path string, header map[string]string, body []byte) (i
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		p.t.Fatalf("%s %s: %v", method, path, err)
+		return 0, nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data, resp.Header
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, resp.Header, err
 }
 
 // runCLI runs a one-shot airlock command and returns exit code, stdout and
@@ -309,4 +319,21 @@ func scanLines(s string) []string {
 		lines = append(lines, sc.Text())
 	}
 	return lines
+}
+
+// Suspend stops the process with SIGSTOP and returns once the kernel shows
+// it stopped: the signal is delivered asynchronously, and a test that
+// needs a silent peer must not race it.
+func (p *proc) Suspend() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		p.t.Fatal(err)
+	}
+	stat := fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)
+	waitFor(p.t, 60*time.Second, func() bool {
+		data, err := os.ReadFile(stat)
+		// The state follows the parenthesised command name: "pid (comm) T ...".
+		i := bytes.LastIndexByte(data, ')')
+		return err == nil && i > 0 && i+2 < len(data) && (data[i+2] == 'T' || data[i+2] == 't')
+	})
 }

@@ -129,7 +129,15 @@ func TestRelayHandshakeTimeout(t *testing.T) {
 	s := connect(t, p, 0, localclient.MintOptions{})
 	silent := p.dial(t, "silent", localclient.DialOptions{Origin: s.m.LaunchOrigin, Cookies: []*http.Cookie{s.ck}})
 	silent.refusedThenClosed("INVALID_MESSAGE", "handshake-timeout", 4406)
-	s.host.send("ack", map[string]any{}, 0) // the host never heard of it: no viewState came before this
+	// The host never heard of the silent socket: the first thing it hears
+	// after the silent one was closed is the arrival of a real view.
+	_, c := p.view(t, s.m, s.ck)
+	if m := s.host.expect("viewState"); payload(m)["viewId"] != c.ViewID || payload(m)["state"] != "connected" {
+		t.Fatalf("the host heard of a socket that never completed its handshake: %s", m.Raw)
+	}
+	if got := p.metric(t, `airlock_ws_connections{endpoint="ws",role="view"}`); got != 1 {
+		t.Errorf("view connections %v, want only the real view", got)
+	}
 }
 
 func TestRelaySecondHostRefused(t *testing.T) {
