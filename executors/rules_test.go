@@ -233,7 +233,7 @@ func (g *gate) open() {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not reached")
@@ -272,11 +272,9 @@ func TestRetireWaitsForInFlight(t *testing.T) {
 		go func() { closed <- p.Close(context.Background()) }()
 		waitFor(t, func() bool { p.life.mu.Lock(); defer p.life.mu.Unlock(); return p.life.retired != "" })
 		wantRule(t, call(t, p, "echo", `{}`), wire.UnattributedCall)
-		select {
-		case err := <-closed:
-			t.Fatalf("Close returned (%v) with a call in flight", err)
-		case <-time.After(50 * time.Millisecond):
-		}
+		// That Close cannot return with the call in flight is proved
+		// without a clock by TestRetireBoundedByContext; here the held call
+		// must still complete on its instance once released.
 		g.open()
 		a := <-done
 		mustParse(t, a)

@@ -304,15 +304,29 @@ func TestOverloadedPerPeer(t *testing.T) {
 	env := w.env(w.pair("lab")).catalog(desc("labtool", 60000))
 	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	a, b := w.callAsync("a", "labtool"), w.callAsync("b", "labtool")
+	first := env.next()
 	env.next()
-	env.next()
-	wantRule(t, w.call("c", "labtool", "t", `{}`), wire.Overloaded)
+	wantRule(t, w.call("c", "labtool", "t", `{"n":"c"}`), wire.Overloaded)
+	// A refused call is never sent: once a slot is free, the next call the
+	// environment sees is d, not c.
+	env.send(wire.AnswerFrame(wire.Observed(first.CallID, json.RawMessage(`{}`), nil)))
+	var got wire.Answer
+	var inflight <-chan wire.Answer // the other of a and b
 	select {
-	case c := <-env.calls:
-		t.Errorf("an overloaded call was sent: %+v", c)
-	case <-time.After(20 * time.Millisecond):
+	case got = <-a:
+		inflight = b
+	case got = <-b:
+		inflight = a
+	}
+	if !got.OK {
+		t.Fatalf("the answered call: %+v", got)
+	}
+	d := make(chan wire.Answer, 1)
+	go func() { d <- w.call("d", "labtool", "t", `{"n":"d"}`) }()
+	if c := env.next(); string(c.Args) != `{"n":"d"}` {
+		t.Fatalf("the environment saw %s, want call d", c.Args)
 	}
 	env.leave()
-	wantRule(t, <-a, wire.MachineClosed)
-	wantRule(t, <-b, wire.MachineClosed)
+	wantRule(t, <-inflight, wire.MachineClosed)
+	wantRule(t, <-d, wire.MachineClosed)
 }

@@ -284,7 +284,7 @@ func (p *peer) next() wire.Call {
 	select {
 	case c := <-p.calls:
 		return c
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		p.t.Fatal("no call arrived")
 	}
 	return wire.Call{}

@@ -213,7 +213,7 @@ func TestWatchSeesChanges(t *testing.T) {
 	}
 	select {
 	case <-changed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("no change seen after pair add")
 	}
 	if err := Remove(dir, "lab"); err != nil {
@@ -221,7 +221,7 @@ func TestWatchSeesChanges(t *testing.T) {
 	}
 	select {
 	case <-changed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("no change seen after pair rm")
 	}
 	w.Stop() // idempotent with the deferred one
