@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,9 +32,11 @@ type fixtureWorld struct {
 	otherPort  string // a server that is not allowlisted
 	closedPort string // allowlisted, nothing listening
 	bounds     wire.Bounds
-	// slow is descriptor "fxslow": the same module under a time bound no
-	// test can reach, for calls that must end by another bound or be held.
-	slow wire.Bounds
+	// loop is descriptor "fxloop", which declares only the loop tool under
+	// a short time bound. Every other tool is fx's, under a time bound that
+	// no call reaches however loaded the machine, so a call ends by the
+	// rule it tests (or is held by the test) and never by the clock.
+	loop wire.Bounds
 	// held receives one value per fetch of /hold, which then blocks until
 	// release is closed: calls that the test holds in flight.
 	held        chan struct{}
@@ -105,14 +108,14 @@ func newFixtureWorld(t *testing.T, env ...string) *fixtureWorld {
 	must(t, os.Symlink(filepath.Join(root, "secret.txt"), filepath.Join(data, "escape")))
 
 	w.bounds = wire.Bounds{
-		TimeoutMs: 2000, MemoryMiB: 32, MaxOutputBytes: 4096, MaxRequests: 2,
+		TimeoutMs: 60000, MemoryMiB: 32, MaxOutputBytes: 4096, MaxRequests: 2,
 		AllowedHosts: []string{"127.0.0.1:" + w.webPort, "localhost:" + w.webPort, "127.0.0.1:" + w.closedPort},
 		Roots:        []string{"data"},
 	}
-	must(t, plugins.WriteFolder(w.plugins, fxManifest("fx", w.bounds), guestModule(t)))
-	w.slow = w.bounds
-	w.slow.TimeoutMs = 10 * 60 * 1000
-	must(t, plugins.WriteFolder(w.plugins, fxManifestOf("fxslow", w.slow, "fetch", "membomb"), guestModule(t)))
+	must(t, plugins.WriteFolder(w.plugins, fxManifestOf("fx", w.bounds, slices.DeleteFunc(slices.Clone(guestTools), isLoop)...), guestModule(t)))
+	w.loop = w.bounds
+	w.loop.TimeoutMs = 1000
+	must(t, plugins.WriteFolder(w.plugins, fxManifestOf("fxloop", w.loop, "loop"), guestModule(t)))
 	w.p = startServe(t, procOptions{
 		Args:    []string{"--plugins", w.plugins, "--root", "data=" + data, "--no-builtin"},
 		Env:     append(tokenEnv(), env...),
@@ -139,10 +142,17 @@ func closedPort(t *testing.T) string {
 	return port
 }
 
-// call posts a call envelope for descriptor fx with its admitted bounds.
+func isLoop(tool string) bool { return tool == "loop" }
+
+// call posts a call envelope with its admitted bounds, for descriptor
+// fxloop when the tool is loop and fx otherwise.
 func (w *fixtureWorld) call(t *testing.T, tool, args string) wire.Answer {
 	t.Helper()
-	a, err := tryPostCall(w.p, w.body("fx", w.bounds, tool, args))
+	descriptor, b := "fx", w.bounds
+	if isLoop(tool) {
+		descriptor, b = "fxloop", w.loop
+	}
+	a, err := tryPostCall(w.p, w.body(descriptor, b, tool, args))
 	must(t, err)
 	return a
 }
@@ -152,7 +162,7 @@ func (w *fixtureWorld) body(descriptor string, b wire.Bounds, tool, args string)
 	return fmt.Sprintf(`{"v":1,"callId":"c-%s","tool":%q,"descriptorId":%q,"args":%s,"boundsEcho":%s}`, tool, tool, descriptor, args, bounds)
 }
 
-// holdAsync starts a call of fxslow that fetches /hold, and returns once
+// holdAsync starts a call of fx that fetches /hold, and returns once
 // the fetch has reached the test's server: the call is then in flight
 // until w.release is closed. wait, called from the test's goroutine,
 // gives its answer.
@@ -163,7 +173,7 @@ func (w *fixtureWorld) holdAsync(t *testing.T) (wait func() wire.Answer) {
 		err error
 	}
 	done := make(chan result, 1)
-	body := w.body("fxslow", w.slow, "fetch", `{"url":"http://127.0.0.1:`+w.webPort+`/hold"}`)
+	body := w.body("fx", w.bounds, "fetch", `{"url":"http://127.0.0.1:`+w.webPort+`/hold"}`)
 	go func() {
 		a, err := tryPostCall(w.p, body)
 		done <- result{a, err}
@@ -216,6 +226,7 @@ func tryPostCallStatus(p *proc, body string) (wire.Answer, int, error) {
 }
 
 func TestCallsEveryRuleEndToEnd(t *testing.T) {
+	t.Parallel()
 	w := newFixtureWorld(t)
 	web := "http://127.0.0.1:" + w.webPort
 	cases := []struct {
@@ -225,6 +236,7 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 	}{
 		{"ok", "echo", `{"hello":"world"}`, "", `"hello":"world"`},
 		{"exec-timeout", "loop", `{}`, wire.ExecTimeout, ""},
+		{"memory-exhausted", "membomb", `{}`, wire.MemoryExhausted, ""},
 		{"exec-threw trap", "trap", `{"kind":"nil"}`, wire.ExecThrew, ""},
 		{"exec-threw panic", "trap", `{}`, wire.ExecThrew, ""},
 		{"exec-threw exit 3", "exit3", `{}`, wire.ExecThrew, ""},
@@ -274,15 +286,6 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 			}
 		})
 	}
-	// The memory bound must be met first, whatever the machine's load: the
-	// descriptor's time bound is out of reach.
-	t.Run("memory-exhausted", func(t *testing.T) {
-		a, err := tryPostCall(w.p, w.body("fxslow", w.slow, "membomb", `{}`))
-		must(t, err)
-		if a.Refused != wire.MemoryExhausted {
-			t.Fatalf("want memory-exhausted, got %+v", a)
-		}
-	})
 	if out, err := os.ReadFile(filepath.Join(filepath.Dir(w.plugins), "new.txt")); err == nil {
 		t.Errorf("the guest wrote through a read-only root: %q", out)
 	}
@@ -326,13 +329,13 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 		m := scrape(t, w.p)
 		for _, want := range []string{
 			`airlock_tool_calls_total{descriptor="fx",outcome="ok",tool="echo"} 1`,
-			`airlock_tool_calls_total{descriptor="fx",outcome="exec-timeout",tool="loop"} 1`,
-			`airlock_tool_calls_total{descriptor="fxslow",outcome="memory-exhausted",tool="membomb"} 1`,
+			`airlock_tool_calls_total{descriptor="fxloop",outcome="exec-timeout",tool="loop"} 1`,
+			`airlock_tool_calls_total{descriptor="fx",outcome="memory-exhausted",tool="membomb"} 1`,
 			`airlock_tool_calls_total{descriptor="fx",outcome="budget-exhausted",tool="fetchn"} 2`,
 			`airlock_tool_calls_total{descriptor="fx",outcome="unknown-tool",tool="OTHER"} 1`,
 			`airlock_tool_calls_total{descriptor="OTHER",outcome="unattributed-call",tool="OTHER"} 1`,
 			`airlock_tool_calls_total{descriptor="OTHER",outcome="unknown-field",tool="OTHER"} 1`,
-			`airlock_tool_timeouts_total{descriptor="fx",tool="loop"} 1`,
+			`airlock_tool_timeouts_total{descriptor="fxloop",tool="loop"} 1`,
 			`airlock_tool_fetch_requests_used_bucket{descriptor="fx",le="0"}`,
 			`airlock_tool_call_duration_seconds_count{descriptor="fx",tool="echo"} 2` + "\n", // ok + bounds-mismatch
 			`airlock_plugins_admitted 2`,
@@ -357,9 +360,10 @@ func TestCallsEveryRuleEndToEnd(t *testing.T) {
 }
 
 func TestCallsOverloaded(t *testing.T) {
+	t.Parallel()
 	w := newFixtureWorld(t, "AIRLOCK_EXEC_MAX_CONCURRENT=1")
-	held := w.holdAsync(t) // holds fxslow's one slot until released
-	second := w.body("fxslow", w.slow, "fetch", `{"url":"http://127.0.0.1:`+w.webPort+`/ok"}`)
+	held := w.holdAsync(t) // holds fx's one slot until released
+	second := w.body("fx", w.bounds, "fetch", `{"url":"http://127.0.0.1:`+w.webPort+`/ok"}`)
 	if a := postCall(t, w.p, second); a.Refused != wire.Overloaded {
 		t.Fatalf("a call while the slot is held: %+v", a)
 	}
@@ -377,6 +381,7 @@ func TestCallsOverloaded(t *testing.T) {
 // server until the broker has logged that it is draining, so they are in
 // flight across the signal however slow the machine.
 func TestCallsDrainOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	w := newFixtureWorld(t, "AIRLOCK_SHUTDOWN_GRACE_MS=600000")
 	answers := make([]func() wire.Answer, 3)
 	for i := range answers {
@@ -403,9 +408,10 @@ func TestCallsDrainOnSIGTERM(t *testing.T) {
 }
 
 func TestPluginDropInWithoutRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startServe(t, procOptions{Args: []string{"--plugins", dir, "--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
-	b := wire.Bounds{TimeoutMs: 2000, MemoryMiB: 32, MaxOutputBytes: 4096}
+	b := wire.Bounds{TimeoutMs: 60000, MemoryMiB: 32, MaxOutputBytes: 4096}
 	must(t, plugins.WriteFolder(dir, fxManifest("dropped", b), guestModule(t)))
 	echo, _ := json.Marshal(b)
 	body := `{"v":1,"callId":"c","tool":"echo","descriptorId":"dropped","args":{"n":1},"boundsEcho":` + string(echo) + `}`
@@ -419,6 +425,7 @@ func TestPluginDropInWithoutRestart(t *testing.T) {
 }
 
 func TestCLICallAndTools(t *testing.T) {
+	t.Parallel()
 	w := newFixtureWorld(t)
 	// A broken plugin beside the good one: refused, shown, counted.
 	broken := fxManifest("broken", w.bounds)

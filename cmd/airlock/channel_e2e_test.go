@@ -22,6 +22,7 @@ import (
 // environment through POST /v1/calls and `airlock call`; runtime
 // refusals come back unchanged with their budget.
 func TestChannelCallThroughEnvironment(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	bearer := w.pair("lab")
 	data, err := os.ReadFile(w.data + "/.pairings.json")
@@ -94,6 +95,7 @@ func TestChannelCallThroughEnvironment(t *testing.T) {
 // environment that is not connected is refused at once, whether it left
 // or never connected since the broker started; `pair rm` forgets it.
 func TestChannelMachineUnreachable(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	env := w.startEnv(w.pair("lab"), chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
 	w.waitServing("fx", w.bounds)
@@ -123,6 +125,7 @@ func TestChannelMachineUnreachable(t *testing.T) {
 // process stopped) leaves calls to settle machine-timeout after timeoutMs
 // plus the grace; its late answer settles nothing.
 func TestChannelStalledEnvironment(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	env := w.startEnv(w.pair("lab"), chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
 	w.waitServing("fx", w.bounds)
@@ -156,6 +159,7 @@ func TestChannelStalledEnvironment(t *testing.T) {
 // TestChannelKilledWithCallsInFlight: every call in flight when the
 // environment dies settles machine-closed, and none is left pending.
 func TestChannelKilledWithCallsInFlight(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	env := w.startEnv(w.pair("lab"), chanPlugins(t, map[string]wire.Bounds{"slow": w.slow}))
 	w.waitServing("slow", w.slow)
@@ -182,6 +186,7 @@ func TestChannelKilledWithCallsInFlight(t *testing.T) {
 // malformed, unknown-field, version-mismatch and unattributed frames never
 // settles a call; it ends machine-timeout.
 func TestChannelBadAnswers(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	bearer := w.pair("fake")
 	// The time bound leaves the broker ample time to reject every frame
@@ -236,6 +241,7 @@ func TestChannelBadAnswers(t *testing.T) {
 // TestChannelAuthAttacksEndToEnd: refusals against the real broker; each
 // closed 1008 with its reason and never attached.
 func TestChannelAuthAttacksEndToEnd(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t, "VOICEBOX_HELLO_BOUND_MS=400")
 	bearer := w.pair("lab")
 	env := w.startEnv(bearer, chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
@@ -302,6 +308,7 @@ func TestChannelAuthAttacksEndToEnd(t *testing.T) {
 // 1008 bearer-refused, its calls settle machine-closed, and the
 // environment cannot come back with that bearer.
 func TestChannelRevokedWhileConnected(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	env := w.startEnv(w.pair("lab"), chanPlugins(t, map[string]wire.Bounds{"slow": w.slow}), "AIRLOCK_ENV_BACKOFF_MAX_MS=200")
 	w.waitServing("slow", w.slow)
@@ -323,6 +330,7 @@ func TestChannelRevokedWhileConnected(t *testing.T) {
 // TestChannelEnvironmentDrainsOnSIGTERM: the call running at SIGTERM
 // finishes; the environment exits 0.
 func TestChannelEnvironmentDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	env := w.startEnv(w.pair("lab"), chanPlugins(t, map[string]wire.Bounds{"slow": w.slow}))
 	w.waitServing("slow", w.slow)
@@ -344,6 +352,7 @@ func TestChannelEnvironmentDrainsOnSIGTERM(t *testing.T) {
 // Origin and, with VOICEBOX_LOOPBACK_AUTH=1, a live view cookie minted and
 // bootstrapped through the session API.
 func TestChannelPageExecutor(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t, "VOICEBOX_LOOPBACK_AUTH=1")
 	origin := w.broker.URL()
 	pd := wire.Descriptor{DescriptorID: "pg", Tools: []wire.Tool{{Name: "echo", InputSchema: json.RawMessage(`{}`)}}, Bounds: w.slow}
@@ -417,6 +426,7 @@ func chanViewCookie(t *testing.T, w *chanWorld, origin string) string {
 // descriptor: the pairing name first in byte order wins, whichever
 // connected first; the other is listed nowhere.
 func TestChannelRoutingRule(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	plugins := chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds})
 	beta := w.startEnv(w.pair("beta"), plugins)
@@ -438,6 +448,7 @@ func TestChannelRoutingRule(t *testing.T) {
 // once with an answer or a named peer-absence refusal, and nothing is left
 // pending.
 func TestChannelChaos(t *testing.T) {
+	t.Parallel()
 	rounds, callers := 6, 6
 	if testing.Short() {
 		rounds, callers = 2, 3

@@ -14,6 +14,7 @@ import (
 // file others can read is refused, and the broker URL must be a channel
 // URL.
 func TestEnvRefusesBadStarts(t *testing.T) {
+	t.Parallel()
 	const bearer = "vbx_e2e-env-bearer-0123456789abcdef0123456789abcdef"
 	open := filepath.Join(t.TempDir(), "bearer")
 	must(t, os.WriteFile(open, []byte(bearer), 0o644))
@@ -53,6 +54,7 @@ func TestEnvRefusesBadStarts(t *testing.T) {
 // environment reconnects by itself when the broker restarts, logging each
 // attempt, and serves again.
 func TestEnvBearerFromEnvironmentAndReconnect(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	listen := w.broker.Addr
 	bearer := w.pair("lab")
@@ -72,6 +74,7 @@ func TestEnvBearerFromEnvironmentAndReconnect(t *testing.T) {
 // TestEnvResendsCatalogWhenPluginsChange: a plugin dropped into a running
 // environment's folder becomes callable through the broker.
 func TestEnvResendsCatalogWhenPluginsChange(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	dir := chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds})
 	w.startEnv(w.pair("lab"), dir)

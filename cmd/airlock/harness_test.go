@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/plugins"
 )
 
 // The end-to-end tests run the real binary, built once per test run (with
@@ -46,9 +49,43 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building airlock:", err)
 		os.Exit(1)
 	}
+	if err := warmCache(filepath.Join(dir, "warm")); err != nil {
+		fmt.Fprintln(os.Stderr, "warming the compilation cache:", err)
+		os.Exit(1)
+	}
 	code := goleakRun(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// warmCache compiles every module the tests load (the bundled plugins and
+// both guest fixtures) into the shared cache once, with `airlock tools`,
+// before any test starts: tests that run in parallel then never compile
+// the same module at the same time.
+func warmCache(dir string) error {
+	b := wire.Bounds{TimeoutMs: 1000, MemoryMiB: 64, MaxOutputBytes: 1024, AllowedHosts: []string{}, Roots: []string{}}
+	for _, name := range []string{"guest.wasm", "guest-reactor.wasm"} {
+		module, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", name))
+		if err != nil {
+			return err
+		}
+		m := plugins.Manifest{ID: strings.TrimSuffix(name, ".wasm"), Version: "1.0.0", Module: name, Bounds: b,
+			Tools: []wire.Tool{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+		if err := plugins.WriteFolder(filepath.Join(dir, "plugins"), m, module); err != nil {
+			return err
+		}
+	}
+	notes := filepath.Join(dir, "notes")
+	if err := os.MkdirAll(notes, 0o700); err != nil {
+		return err
+	}
+	cmd := exec.Command(binPath, "tools", "--plugins", filepath.Join(dir, "plugins"), "--root", "notes="+notes,
+		"--data", filepath.Join(dir, "data"))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AIRLOCK_EXEC_CACHE_DIR=" + cacheDir}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v\n%s", err, out)
+	}
+	return nil
 }
 
 // goleakRun runs the tests and then checks no goroutine was left behind.
@@ -304,7 +341,10 @@ func (p *proc) tryDo(method, path string, header map[string]string, body []byte)
 func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(binPath, args...)
-	cmd.Env = append(baseEnv(t), env...)
+	// The run's shared compilation cache, as for started processes: a
+	// module is compiled once per run, not once per command (a few tens of
+	// seconds each under -race on a loaded machine).
+	cmd.Env = append(append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

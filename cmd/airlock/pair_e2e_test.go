@@ -10,6 +10,7 @@ import (
 )
 
 func TestPairCommands(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	code, out, errOut := runCLI(t, nil, "pair", "add", "laptop", "--data", data)
 	bearer := strings.TrimSuffix(out, "\n")
@@ -59,6 +60,7 @@ func TestPairCommands(t *testing.T) {
 // TestPairConcurrentAddsFromProcesses: separate processes adding at once
 // lose none of each other's pairings.
 func TestPairConcurrentAddsFromProcesses(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	const n = 8
 	var wg sync.WaitGroup

@@ -53,6 +53,7 @@ func (s *session) hostCookie() *http.Cookie {
 }
 
 func TestRelayTransportChecks(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	expired := p.mintFor(t, localclient.MintOptions{TTLSeconds: 1})
@@ -90,6 +91,7 @@ func TestRelayTransportChecks(t *testing.T) {
 }
 
 func TestRelayHandshake(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 0, localclient.MintOptions{})
 	if c := s.host; c == nil {
@@ -125,6 +127,7 @@ func TestRelayHandshake(t *testing.T) {
 }
 
 func TestRelayHandshakeTimeout(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t, "AIRLOCK_LOCAL_HANDSHAKE_TIMEOUT_MS=300")
 	s := connect(t, p, 0, localclient.MintOptions{})
 	silent := p.dial(t, "silent", localclient.DialOptions{Origin: s.m.LaunchOrigin, Cookies: []*http.Cookie{s.ck}})
@@ -141,6 +144,7 @@ func TestRelayHandshakeTimeout(t *testing.T) {
 }
 
 func TestRelaySecondHostRefused(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 2, localclient.MintOptions{})
 	second := p.dial(t, "second host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
@@ -157,6 +161,7 @@ func TestRelaySecondHostRefused(t *testing.T) {
 }
 
 func TestRelayFramesRefusedConnectionSurvives(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	host, v := s.host, s.views[0]
@@ -191,6 +196,7 @@ func TestRelayFramesRefusedConnectionSurvives(t *testing.T) {
 }
 
 func TestRelayDirectionAndBroadcast(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 3, localclient.MintOptions{})
 	seq := int64(0)
@@ -224,6 +230,7 @@ func TestRelayDirectionAndBroadcast(t *testing.T) {
 }
 
 func TestRelayConnectionStateAndViewState(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{})
 	ck := p.bootstrap(t, m)
@@ -265,6 +272,7 @@ func TestRelayConnectionStateAndViewState(t *testing.T) {
 }
 
 func TestRelayOrdering(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 2, localclient.MintOptions{})
 	s.host.send("focusNode", map[string]any{"n": 1}, 10)
@@ -305,6 +313,7 @@ func snapshotOf(tag string) map[string]any {
 }
 
 func TestRelaySnapshotRouting(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{})
 	ck := p.bootstrap(t, m)
@@ -392,6 +401,7 @@ func req(id string, target any, extra map[string]any) map[string]any {
 }
 
 func TestRelayRequestRouting(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	for _, f := range requestFamilies {
 		t.Run(f.req, func(t *testing.T) {
@@ -438,6 +448,7 @@ func TestRelayRequestRouting(t *testing.T) {
 }
 
 func TestRelayRequestsNeedAHost(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{CanProposeSourceEdits: true})
 	v, _ := p.view(t, m, p.bootstrap(t, m))
@@ -452,6 +463,7 @@ func TestRelayRequestsNeedAHost(t *testing.T) {
 }
 
 func TestRelayViewLeaveSynthesizesCancels(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 2, localclient.MintOptions{CanProposeSourceEdits: true})
 	a, b, host := s.views[0], s.views[1], s.host
@@ -488,6 +500,7 @@ func TestRelayViewLeaveSynthesizesCancels(t *testing.T) {
 }
 
 func TestRelayHostLeaveClearsRequests(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	v := s.views[0]
@@ -504,6 +517,7 @@ func TestRelayHostLeaveClearsRequests(t *testing.T) {
 }
 
 func TestRelayCandidates(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 2, localclient.MintOptions{})
 	a, b, host := s.views[0], s.views[1], s.host
@@ -519,6 +533,7 @@ func TestRelayCandidates(t *testing.T) {
 }
 
 func TestRelaySourceEditCapability(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	s.views[0].send("sourceEditRequest", req("s1", "t", nil), 0)
@@ -538,6 +553,7 @@ func TestRelaySourceEditCapability(t *testing.T) {
 }
 
 func TestRelaySizeBoundsAndURLs(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	v, host := s.views[0], s.host
@@ -570,6 +586,7 @@ func TestRelaySizeBoundsAndURLs(t *testing.T) {
 }
 
 func TestRelaySlowViewDropped(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t, "AIRLOCK_LOCAL_OUTBOUND_QUEUE=8")
 	s := connect(t, p, 1, localclient.MintOptions{})
 	fast := s.views[0]
@@ -613,6 +630,7 @@ func TestRelaySlowViewDropped(t *testing.T) {
 }
 
 func TestRelayMaxViewsPerSession(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t, "AIRLOCK_LOCAL_MAX_VIEWS_PER_SESSION=2")
 	s := connect(t, p, 2, localclient.MintOptions{})
 	third := p.dial(t, "third view", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID, Cookies: []*http.Cookie{s.ck}})

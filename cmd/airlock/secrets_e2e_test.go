@@ -12,6 +12,7 @@ import (
 // everything the broker printed. (Every end-to-end broker is checked the
 // same way at cleanup; this test makes the attempt deliberate.)
 func TestLogsNeverCarryTheToken(t *testing.T) {
+	t.Parallel()
 	w := newFixtureWorld(t, "AIRLOCK_LOG_LEVEL=debug")
 	for _, presented := range []string{testToken + "x", "x" + testToken, testToken[1:], strings.ToUpper(testToken)} {
 		for _, route := range []struct{ method, path string }{{"GET", "/v1/tools"}, {"POST", "/v1/calls"}, {"GET", "/v1/plugins"}, {"POST", "/local/sessions"}} {

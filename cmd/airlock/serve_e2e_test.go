@@ -21,6 +21,7 @@ func withToken() procOptions {
 }
 
 func TestServeListeningLineIsFirst(t *testing.T) {
+	t.Parallel()
 	p := startServe(t, withToken())
 	lines := scanLines(p.stdout.String())
 	if len(lines) != 1 {
@@ -45,6 +46,7 @@ func TestServeListeningLineIsFirst(t *testing.T) {
 }
 
 func TestServeInertWithoutToken(t *testing.T) {
+	t.Parallel()
 	p := startServe(t, procOptions{})
 	for _, c := range []struct{ method, path string }{
 		{"POST", "/local/sessions"}, {"GET", "/v1/tools"}, {"POST", "/v1/calls"}, {"GET", "/v1/plugins"},
@@ -60,6 +62,7 @@ func TestServeInertWithoutToken(t *testing.T) {
 }
 
 func TestServeTokenIsCheckedOnEveryV1Route(t *testing.T) {
+	t.Parallel()
 	p := startServe(t, withToken())
 	for _, tok := range []string{"", "wrong", testToken[:len(testToken)-1], testToken + "x", strings.ToUpper(testToken)} {
 		for _, path := range []string{"/v1/tools", "/v1/plugins"} {
@@ -83,6 +86,7 @@ func TestServeTokenIsCheckedOnEveryV1Route(t *testing.T) {
 }
 
 func TestServeRefusesRebindingHost(t *testing.T) {
+	t.Parallel()
 	p := startServe(t, withToken())
 	port := p.Addr[strings.LastIndex(p.Addr, ":")+1:]
 	refused := []string{"evil.example:" + port, "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:" + port, "127.0.0.2:" + port, "[::2]:" + port}
@@ -105,6 +109,7 @@ func TestServeRefusesRebindingHost(t *testing.T) {
 }
 
 func TestServeRefusesBadStarts(t *testing.T) {
+	t.Parallel()
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte(testToken), 0o644); err != nil {
 		t.Fatal(err)
@@ -145,6 +150,7 @@ func TestServeRefusesBadStarts(t *testing.T) {
 }
 
 func TestServeConfigLayers(t *testing.T) {
+	t.Parallel()
 	// The file sets a port, the environment overrides it, a flag overrides both.
 	file := writeFile(t, "airlock.yaml", "listen: 127.0.0.1:1\nlocal:\n  tombstone_retention_seconds: 5\n")
 	p := startServe(t, procOptions{
@@ -158,6 +164,7 @@ func TestServeConfigLayers(t *testing.T) {
 }
 
 func TestServeTokenFromFile(t *testing.T) {
+	t.Parallel()
 	tokenFile := writeFile(t, "token", testToken+"\n")
 	if err := os.Chmod(tokenFile, 0o600); err != nil {
 		t.Fatal(err)
@@ -169,6 +176,7 @@ func TestServeTokenFromFile(t *testing.T) {
 }
 
 func TestServeSIGHUPReloadsAndKeepsServing(t *testing.T) {
+	t.Parallel()
 	p := startServe(t, withToken())
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
@@ -180,6 +188,7 @@ func TestServeSIGHUPReloadsAndKeepsServing(t *testing.T) {
 }
 
 func TestServeMetricsOnOwnListener(t *testing.T) {
+	t.Parallel()
 	p := startServe(t, procOptions{Args: []string{"--metrics-listen", "127.0.0.1:0"}, Env: tokenEnv(), Secrets: []string{testToken}})
 	if code, _, _ := p.do("GET", "/metrics", nil, nil); code != 404 {
 		t.Errorf("/metrics still on the main listener: %d", code)

@@ -37,6 +37,7 @@ func lookalikes(p *proc) map[string]string {
 }
 
 func TestAttackOriginsOnSocket(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	for name, origin := range lookalikes(p) {
@@ -51,6 +52,7 @@ func TestAttackOriginsOnSocket(t *testing.T) {
 }
 
 func TestAttackOriginsOnBootstrap(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{})
 	for name, origin := range lookalikes(p) {
@@ -63,6 +65,7 @@ func TestAttackOriginsOnBootstrap(t *testing.T) {
 }
 
 func TestAttackRebindingHost(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	for _, host := range []string{"evil.example:" + strconv.Itoa(p.Port), "evil.example", "127.0.0.1:" + strconv.Itoa(p.Port+1), "127.0.0.1.nip.io:" + strconv.Itoa(p.Port)} {
@@ -85,6 +88,7 @@ func TestAttackRebindingHost(t *testing.T) {
 }
 
 func TestAttackReplayedAndExpiredCredentials(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{TTLSeconds: 1})
 	ck := p.bootstrap(t, m)
@@ -100,6 +104,7 @@ func TestAttackReplayedAndExpiredCredentials(t *testing.T) {
 }
 
 func TestAttackCrossRoleKeys(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	status, body, _ := bootstrapRaw(p, s.m.LaunchOrigin, s.m.WorkspaceSessionID, s.m.HostCookieKey, nil)
@@ -124,6 +129,7 @@ func TestAttackCrossRoleKeys(t *testing.T) {
 // TestAttackOtherSessionsFrames: a view of one session cannot address
 // another session, even with that session's id in the envelope.
 func TestAttackOtherSessionsFrames(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	a := connect(t, p, 1, localclient.MintOptions{})
 	b := connect(t, p, 1, localclient.MintOptions{})
@@ -140,6 +146,7 @@ func TestAttackOtherSessionsFrames(t *testing.T) {
 // junk tensorviz_local_browser cookie for 127.0.0.1; it must not lock the
 // real view out.
 func TestAttackPlantedHostCookie(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 0, localclient.MintOptions{})
 	v := p.dial(t, "view with a planted cookie", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,

@@ -31,6 +31,7 @@ func mintRaw(p *proc, token string, body string) (int, []byte) {
 }
 
 func TestSessionMintResponse(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	before := time.Now().UTC().Truncate(time.Second)
 	status, body := mintRaw(p, sessionToken, `{"launchOrigin":"http://127.0.0.1:5173","ttlSeconds":120,"canProposeSourceEdits":true}`)
@@ -83,6 +84,7 @@ func TestSessionMintResponse(t *testing.T) {
 }
 
 func TestSessionMintTTLClamp(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	for _, c := range []struct {
 		ttl  int64
@@ -102,6 +104,7 @@ func TestSessionMintTTLClamp(t *testing.T) {
 }
 
 func TestSessionMintOriginNormalization(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	good := map[string]string{
 		"http://127.0.0.1:5173":   "http://127.0.0.1:5173",
@@ -126,6 +129,7 @@ func TestSessionMintOriginNormalization(t *testing.T) {
 }
 
 func TestSessionMintRequiresToken(t *testing.T) {
+	t.Parallel()
 	inert := startServe(t, procOptions{Args: []string{"--no-builtin"}})
 	if status, _ := mintRaw(inert, "anything", `{"launchOrigin":"http://127.0.0.1:1"}`); status != 404 {
 		t.Fatalf("inert broker minted: %d", status)
@@ -153,6 +157,7 @@ func TestSessionMintRequiresToken(t *testing.T) {
 }
 
 func TestSessionMintLimit(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t, "AIRLOCK_LOCAL_MAX_SESSIONS=2")
 	p.mintFor(t, localclient.MintOptions{})
 	p.mintFor(t, localclient.MintOptions{})
@@ -180,6 +185,7 @@ func bootstrapRaw(p *proc, origin, id, cred string, extra map[string]string) (in
 }
 
 func TestSessionBootstrapCookie(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{})
 	status, body, h := bootstrapRaw(p, m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential, nil)
@@ -224,6 +230,7 @@ func TestSessionBootstrapCookie(t *testing.T) {
 }
 
 func TestSessionBootstrapSecureCookieForHTTPS(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{LaunchOrigin: "https://127.0.0.1:8443"})
 	status, _, h := bootstrapRaw(p, "https://127.0.0.1:8443", m.WorkspaceSessionID, m.ViewCredential, nil)
@@ -242,6 +249,7 @@ func TestSessionBootstrapSecureCookieForHTTPS(t *testing.T) {
 }
 
 func TestSessionBootstrapRefusalOrder(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{})
 	o, id, cred := m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential
@@ -282,6 +290,7 @@ func TestSessionBootstrapRefusalOrder(t *testing.T) {
 // then the reaper deletes the session (401, 4401) and the gauges return to
 // zero.
 func TestSessionExpiryTombstoneReaper(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t, "LOCAL_BROWSER_TOMBSTONE_RETENTION_SECONDS=3")
 	m := p.mintFor(t, localclient.MintOptions{TTLSeconds: 2})
 	ck := p.bootstrap(t, m)

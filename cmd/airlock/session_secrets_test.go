@@ -15,6 +15,7 @@ import (
 // every registered secret at cleanup), the metrics, error bodies or
 // protocol messages; and that metric labels carry no identifiers.
 func TestSessionSecretsNeverLeak(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 2, localclient.MintOptions{CanProposeSourceEdits: true})
 	secrets := []string{sessionToken, s.m.ViewCredential, s.m.HostCookieKey, s.ck.Value}
@@ -72,6 +73,7 @@ func TestSessionSecretsNeverLeak(t *testing.T) {
 }
 
 func TestSessionViewPage(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	status, body, h := p.do("GET", "/local/view", nil, nil)
 	if status != 200 || !strings.Contains(string(body), `<script src="/local/view.js"`) {
@@ -104,6 +106,7 @@ func TestSessionViewPage(t *testing.T) {
 // view URL whose fragment the page reads, for the broker's own origin by
 // default; without the token it refuses.
 func TestSessionMintCommand(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	code, out, errOut := runCLI(t, nil, "mint", "--broker", p.URL())
 	if code != exitUsage || out != "" || !strings.Contains(errOut, "TENSORVIZ_LOCAL_TOKEN") {
