@@ -39,13 +39,7 @@ func TestMain(m *testing.M) {
 	}
 	binPath = filepath.Join(dir, "airlock")
 	cacheDir = filepath.Join(dir, "cache")
-	args := []string{"build", "-o", binPath}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := goBuild(binPath, raceEnabled); err != nil {
 		fmt.Fprintln(os.Stderr, "building airlock:", err)
 		os.Exit(1)
 	}
@@ -58,12 +52,36 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+func goBuild(out string, race bool) error {
+	args := []string{"build", "-o", out}
+	if race {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	return build.Run()
+}
+
 // warmCache compiles every module the tests load (the bundled plugins and
 // both guest fixtures) into the shared cache once, with `airlock tools`,
 // before any test starts: tests that run in parallel then never compile
-// the same module at the same time.
+// the same module at the same time. It uses a build without the race
+// detector, which compiles modules several times faster; wazero's cache
+// entries do not depend on how the binary was built (module, wazero
+// version and CPU features are the key), so the race-enabled brokers load
+// them as their own.
 func warmCache(dir string) error {
+	bin := binPath
+	if raceEnabled {
+		bin = filepath.Join(dir, "airlock-norace")
+		if err := goBuild(bin, false); err != nil {
+			return err
+		}
+	}
 	b := wire.Bounds{TimeoutMs: 1000, MemoryMiB: 64, MaxOutputBytes: 1024, AllowedHosts: []string{}, Roots: []string{}}
+	if err := os.MkdirAll(filepath.Join(dir, "plugins"), 0o700); err != nil {
+		return err
+	}
 	for _, name := range []string{"guest.wasm", "guest-reactor.wasm"} {
 		module, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", name))
 		if err != nil {
@@ -79,7 +97,7 @@ func warmCache(dir string) error {
 	if err := os.MkdirAll(notes, 0o700); err != nil {
 		return err
 	}
-	cmd := exec.Command(binPath, "tools", "--plugins", filepath.Join(dir, "plugins"), "--root", "notes="+notes,
+	cmd := exec.Command(bin, "tools", "--plugins", filepath.Join(dir, "plugins"), "--root", "notes="+notes,
 		"--data", filepath.Join(dir, "data"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AIRLOCK_EXEC_CACHE_DIR=" + cacheDir}
 	if out, err := cmd.CombinedOutput(); err != nil {
