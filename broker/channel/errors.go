@@ -44,4 +44,6 @@ const (
 const (
 	reasonUnknownCall    = "unknown-call"    // a valid answer nobody waits for
 	reasonCatalogInvalid = "catalog-invalid" // a catalog that failed wire.ParseCatalog
+	reasonBudgetMismatch = "budget-mismatch" // an answer whose budget disagrees with the call's bounds
+	reasonDescriptorHeld = "descriptor-held" // a page catalog entry for a descriptor another executor holds
 )

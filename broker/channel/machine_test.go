@@ -22,7 +22,9 @@ import (
 // refusals unchanged with their budget.
 func TestEnvironmentCallAndRuntimeRefusals(t *testing.T) {
 	w := newWorld(t, nil)
-	env := w.env(w.pair("lab")).catalog(desc("labtool", 60000)).answering(func(c wire.Call) []byte {
+	d := desc("labtool", 60000)
+	d.Bounds.MaxRequests = 2 // the budget the environment reports agrees with it
+	env := w.env(w.pair("lab")).catalog(d).answering(func(c wire.Call) []byte {
 		var in struct{ Refuse wire.Rule }
 		_ = json.Unmarshal(c.Args, &in)
 		b := &wire.Budget{RequestsUsed: 2, RequestsLimit: 2}

@@ -25,9 +25,11 @@ func newSlot(id identity) *slot {
 }
 
 // routeDoor sends the calls of one remembered descriptor to its slot's
-// current connection, waiting its timeoutMs plus the grace.
+// current connection, waiting its timeoutMs plus the grace, and holds the
+// answers to the descriptor's bounds.
 type routeDoor struct {
 	slot    *slot
+	bounds  wire.Bounds
 	timeout time.Duration
 }
 
@@ -38,7 +40,7 @@ func (d routeDoor) Call(ctx context.Context, c wire.Call) wire.Answer {
 	if p == nil {
 		return wire.Refuse(c.CallID, d.slot.kind.offline(), nil)
 	}
-	return p.door.Ask(ctx, c, d.timeout)
+	return p.door.Ask(ctx, c, d.bounds, d.timeout)
 }
 
 var _ calls.Door = routeDoor{}
@@ -87,7 +89,7 @@ func (c *Channel) rebuild() {
 				continue
 			}
 			timeout := time.Duration(d.Bounds.TimeoutMs)*time.Millisecond + grace
-			rt := calls.Route{Descriptor: d, Executor: s.executor, Door: routeDoor{slot: s, timeout: timeout}}
+			rt := calls.Route{Descriptor: d, Executor: s.executor, Door: routeDoor{slot: s, bounds: d.Bounds, timeout: timeout}}
 			t.byID[d.DescriptorID] = rt
 			t.list = append(t.list, rt)
 		}
