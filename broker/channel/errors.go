@@ -38,6 +38,11 @@ const (
 	ReasonGoingAway = "going away"
 )
 
+// LoopbackAuthOffWarning is logged at start-up when channel.loopback_auth
+// (VOICEBOX_LOOPBACK_AUTH) was explicitly turned off: the seed's
+// Origin-only page check is then in force, and an operator must see it.
+const LoopbackAuthOffWarning = "channel.loopback_auth is off: any local process that sends a loopback Origin can become the page executor"
+
 // Reasons of airlock_channel_frames_rejected_total besides the wire rule
 // ids (malformed, unknown-field, version-mismatch) of answer frames that
 // failed validation.

@@ -69,9 +69,10 @@ func (c *Channel) Routes() []calls.Route { return c.routes.Load().list }
 var _ calls.Source = (*Channel)(nil)
 
 // rebuild recomputes the route table from the remembered catalogs, under
-// c.mu, applying the documented rule: the page wins over machines, and
-// machines win in ascending byte order of their pairing names. (Local
-// descriptors win over both; the router asks its local source first.)
+// c.mu, applying the documented rule: machines win in ascending byte order
+// of their pairing names, and over the page, which may never take a
+// descriptor another executor holds (see accept). Local descriptors win
+// over all; the router asks its local source first.
 func (c *Channel) rebuild() {
 	grace := time.Duration(c.opts.Config.GraceMs) * time.Millisecond
 	t := &routeTable{byID: map[string]calls.Route{}}
@@ -104,18 +105,18 @@ func hasLocal(src calls.Source, id string) bool {
 	return ok
 }
 
-// slotsInOrder is the page, then the pairings by name.
+// slotsInOrder is the pairings by name, then the page: the routing order.
 func (c *Channel) slotsInOrder() []*slot {
 	names := make([]string, 0, len(c.machines))
 	for name := range c.machines {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	out := []*slot{c.page}
+	out := make([]*slot, 0, len(names)+1)
 	for _, name := range names {
 		out = append(out, c.machines[name])
 	}
-	return out
+	return append(out, c.page)
 }
 
 // logShadows logs each shadowed descriptor once, when it becomes shadowed.
