@@ -43,9 +43,10 @@ type Options struct {
 	Data    string
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
-	// ViewCookieValid reports whether a request carries a live session's
-	// view cookie; required of pages when Config.LoopbackAuth is set. Nil
-	// then refuses every page.
+	// ViewCookieValid reports whether a request carries the view cookie
+	// of a live session whose launch origin is the request's Origin;
+	// required of pages when Config.LoopbackAuth is set. Nil then refuses
+	// every page.
 	ViewCookieValid func(*http.Request) bool
 	// Local is the source that outranks the channel (the broker's own
 	// executors); it is only consulted to log shadowed descriptors.
