@@ -243,8 +243,9 @@ func TestChannelPageCatalogForgottenOnLeave(t *testing.T) {
 	if a := answer(t, w.callAsync("c", "pg", w.bounds, `{}`)); a.Refused != wire.UnattributedCall {
 		t.Errorf("pg after the page left: %+v", a)
 	}
+	bearer := w.pair("lab") // before dialling: the hello bound runs from the upgrade
 	env := w.dialChannel("/channel", nil)
-	env.send(wire.HelloFrame(w.pair("lab")))
+	env.send(wire.HelloFrame(bearer))
 	env.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("pg", w.bounds)}))
 	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "machine:lab" })
 	res := w.callAsync("m", "pg", w.bounds, `{}`)
@@ -267,10 +268,11 @@ func TestChannelPeerAnswersHeldToBounds(t *testing.T) {
 		return []byte(`{"v":1,"callId":"` + id + `","ok":true,"observed":{},"budget":{"requestsUsed":999,"requestsLimit":0}}`)
 	}
 
+	bearer := w.pair("lab") // before dialling: the hello bound runs from the upgrade
 	page := w.pageWith(chanViewCookie(t, w, w.broker.URL()))
 	page.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("psmall", small), pageDesc("pshort", short)}))
 	env := w.dialChannel("/channel", nil)
-	env.send(wire.HelloFrame(w.pair("lab")))
+	env.send(wire.HelloFrame(bearer))
 	env.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("msmall", small), pageDesc("mshort", short)}))
 	waitFor(t, 30*time.Second, func() bool {
 		got := w.tools()
