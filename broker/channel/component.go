@@ -49,7 +49,8 @@ type Options struct {
 	// every page.
 	ViewCookieValid func(*http.Request) bool
 	// Local is the source that outranks the channel (the broker's own
-	// executors); it is only consulted to log shadowed descriptors.
+	// executors); it is consulted to log shadowed descriptors and to drop
+	// page catalog entries for descriptors it holds.
 	Local calls.Source
 	// Port is the broker's port, used when a request does not say which
 	// local address it arrived on. Nil is fine behind net/http.
