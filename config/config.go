@@ -124,7 +124,7 @@ var Settings = []Setting{
 	{Key: "local.max_views_per_session", Default: 1024, Help: "view connections per session at most"},
 
 	{Key: "channel.hello_bound_ms", Aliases: []string{"VOICEBOX_HELLO_BOUND_MS"}, Default: 5000, Help: "time an environment has to send its bearer hello"},
-	{Key: "channel.loopback_auth", Aliases: []string{"VOICEBOX_LOOPBACK_AUTH"}, Default: false, Help: "require a live view cookie from loopback page executors"},
+	{Key: "channel.loopback_auth", Aliases: []string{"VOICEBOX_LOOPBACK_AUTH"}, Default: true, Help: "require the view cookie of a live session launched from the page's Origin; 0 (Origin only) is logged as a warning"},
 	{Key: "channel.grace_ms", Default: 1000, Help: "wait past bounds.timeoutMs before settling page-timeout or machine-timeout"},
 	{Key: "channel.max_inflight", Default: 1024, Help: "calls in flight per peer at most; past it calls are refused overloaded"},
 

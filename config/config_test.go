@@ -23,7 +23,7 @@ func load(t *testing.T, src Sources) *Config {
 func TestDefaults(t *testing.T) {
 	c := load(t, Sources{})
 	if c.Listen != "127.0.0.1:7420" || c.Local.TombstoneRetentionSeconds != 3600 || c.Channel.HelloBoundMs != 5000 ||
-		c.Channel.LoopbackAuth || !c.Local.SourceProposals || c.Channel.GraceMs != 1000 || c.Local.MaxFrameBytes != 16<<20 {
+		!c.Channel.LoopbackAuth || !c.Local.SourceProposals || c.Channel.GraceMs != 1000 || c.Local.MaxFrameBytes != 16<<20 {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -41,6 +41,20 @@ func TestSeedAliases(t *testing.T) {
 	for _, line := range c.Dump() {
 		if strings.Contains(line, "not-a-setting") {
 			t.Errorf("the token reached the config: %s", line)
+		}
+	}
+}
+
+// TestLoopbackAuthOffIsExplicit: the page cookie check is on unless
+// VOICEBOX_LOOPBACK_AUTH (or its AIRLOCK_ name) says 0.
+func TestLoopbackAuthOffIsExplicit(t *testing.T) {
+	for env, want := range map[string]bool{"": true, "VOICEBOX_LOOPBACK_AUTH=0": false, "AIRLOCK_CHANNEL_LOOPBACK_AUTH=false": false, "VOICEBOX_LOOPBACK_AUTH=1": true} {
+		var environ []string
+		if env != "" {
+			environ = []string{env}
+		}
+		if got := load(t, Sources{Environ: environ}).Channel.LoopbackAuth; got != want {
+			t.Errorf("%q: loopback_auth %v, want %v", env, got, want)
 		}
 	}
 }

@@ -195,7 +195,7 @@ func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, 
 		if cerr != nil {
 			return nil, wire.ExecThrew, errBadResult
 		}
-		if len(obs) > s.p.d.Bounds.MaxOutputBytes {
+		if !s.p.d.Bounds.OutputFits(obs) {
 			return nil, wire.OutputTooLarge, errOutputOver
 		}
 		return obs, "", nil

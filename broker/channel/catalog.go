@@ -22,13 +22,17 @@ func (c *Channel) control(p *peer, data []byte) {
 // still that executor's connection (not replaced, not revoked), and
 // routes to it. A machine's catalog is also written to the data folder so
 // that its descriptors are still known, and refused machine-unreachable,
-// after a restart.
+// after a restart. A page's catalog loses the entries other executors
+// hold (see unheld).
 func (c *Channel) accept(p *peer, ds []wire.Descriptor) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.slotOf(p.identity)
 	if s == nil || s.peer.Load() != p {
 		return
+	}
+	if p.kind == Page {
+		ds = c.unheld(ds)
 	}
 	s.catalog = ds
 	if p.kind == Machine {
@@ -61,4 +65,41 @@ func (c *Channel) remember(s *slot) {
 	if ok {
 		s.catalog = ds
 	}
+}
+
+// unheld is a page's catalog without the entries whose descriptorId a
+// local plugin or a pairing holds (connected or not: a remembered catalog
+// still holds its ids), under c.mu. Any local process that passes the
+// page check could otherwise announce a paired machine's descriptor and
+// receive its callers' arguments. Each dropped entry is logged and
+// counted; the rest of the catalog stands.
+func (c *Channel) unheld(ds []wire.Descriptor) []wire.Descriptor {
+	out := make([]wire.Descriptor, 0, len(ds))
+	for _, d := range ds {
+		holder := c.holder(d.DescriptorID)
+		if holder == "" {
+			out = append(out, d)
+			continue
+		}
+		c.m.ChannelFramesRejected.WithLabelValues(reasonDescriptorHeld).Inc()
+		c.log.Warn("page catalog entry dropped: the descriptor is held by another executor",
+			"descriptor", d.DescriptorID, "holder", holder)
+	}
+	return out
+}
+
+// holder is the executor other than the page that holds descriptor id, or
+// "" when none does. Callers hold c.mu.
+func (c *Channel) holder(id string) string {
+	if c.opts.Local != nil && hasLocal(c.opts.Local, id) {
+		return "local"
+	}
+	for _, s := range c.machines {
+		for _, d := range s.catalog {
+			if d.DescriptorID == id {
+				return s.executor
+			}
+		}
+	}
+	return ""
 }

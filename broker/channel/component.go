@@ -43,12 +43,14 @@ type Options struct {
 	Data    string
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
-	// ViewCookieValid reports whether a request carries a live session's
-	// view cookie; required of pages when Config.LoopbackAuth is set. Nil
-	// then refuses every page.
+	// ViewCookieValid reports whether a request carries the view cookie
+	// of a live session whose launch origin is the request's Origin;
+	// required of pages when Config.LoopbackAuth is set. Nil then refuses
+	// every page.
 	ViewCookieValid func(*http.Request) bool
 	// Local is the source that outranks the channel (the broker's own
-	// executors); it is only consulted to log shadowed descriptors.
+	// executors); it is consulted to log shadowed descriptors and to drop
+	// page catalog entries for descriptors it holds.
 	Local calls.Source
 	// Port is the broker's port, used when a request does not say which
 	// local address it arrived on. Nil is fine behind net/http.
@@ -103,6 +105,9 @@ func New(o Options) *Channel {
 	for _, k := range []Kind{Page, Machine} {
 		c.m.ChannelInflight.WithLabelValues(string(k))
 		c.m.ChannelPeers.WithLabelValues(string(k))
+	}
+	if !o.Config.LoopbackAuth {
+		c.log.Warn(LoopbackAuthOffWarning)
 	}
 	set, err := c.loadPairings()
 	c.set.Store(set)
@@ -295,7 +300,9 @@ func (c *Channel) run(conn *websocket.Conn, id identity) {
 	err := c.readLoop(p)
 	cancel()
 	<-pinged
+	c.mu.Lock()
 	c.release(p)
+	c.mu.Unlock()
 	_ = conn.CloseNow()
 	c.log.Info("executor disconnected", "executor", p.executor(), "code", int(websocket.CloseStatus(err)))
 }
@@ -340,6 +347,10 @@ func (c *Channel) attach(p *peer) (websocket.StatusCode, string) {
 	}
 	p.slot = s
 	old := s.peer.Swap(p)
+	if p.kind == Page {
+		// A page's catalog is its connection's: the one it replaces goes.
+		c.forget(s)
+	}
 	c.m.ChannelPeers.WithLabelValues(string(p.kind)).Inc()
 	c.m.WSConnections.WithLabelValues("channel", string(p.kind)).Inc()
 	if old != nil {
@@ -357,20 +368,38 @@ func replacedReason(k Kind) string {
 	return ReasonEnvironmentReplaced
 }
 
-// release detaches p once: it is no longer its slot's connection, later
-// calls are refused offline, and its calls in flight settle closed.
+// release detaches p once, under c.mu: it is no longer its slot's
+// connection, later calls are refused offline, and its calls in flight
+// settle closed. A page that was still the page executor takes its
+// catalog with it (one that was replaced lost it in attach).
 func (c *Channel) release(p *peer) {
 	p.leave.Do(func() {
 		p.gone.Store(true)
-		p.slot.peer.CompareAndSwap(p, nil)
+		if p.slot.peer.CompareAndSwap(p, nil) && p.kind == Page {
+			c.forget(p.slot)
+		}
 		p.door.Abandon()
 		c.m.ChannelPeers.WithLabelValues(string(p.kind)).Dec()
 		c.m.WSConnections.WithLabelValues("channel", string(p.kind)).Dec()
 	})
 }
 
-// kick releases p at once and closes its connection with code and reason
-// in the background (the close handshake may take a few seconds).
+// forget drops the page slot's catalog, under c.mu, so that a page that
+// left does not keep its descriptors answering no-page (and held from a
+// pairing or a later page) forever. Machine catalogs are never forgotten
+// this way: they stay remembered until the pairing is removed.
+func (c *Channel) forget(s *slot) {
+	if len(s.catalog) == 0 {
+		return
+	}
+	s.catalog = nil
+	c.rebuild()
+	c.log.Info("page catalog forgotten", "executor", s.executor)
+}
+
+// kick releases p at once, under c.mu, and closes its connection with
+// code and reason in the background (the close handshake may take a few
+// seconds).
 func (c *Channel) kick(p *peer, code websocket.StatusCode, reason string) {
 	c.release(p)
 	c.background(func() { _ = p.conn.Close(code, reason) })

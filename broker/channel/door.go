@@ -73,6 +73,12 @@ type DoorOptions struct {
 //   - A frame that fails validation, or names a call this door is not
 //     waiting for, settles nothing; it is counted by reason and logged
 //     without its content.
+//   - An answer is held to the bounds of the call it answers, as a local
+//     executor's is (PROTOCOL section 6): a budget that disagrees with
+//     maxRequests makes it an invalid frame (counted budget-mismatch,
+//     settling nothing), and an observation over maxOutputBytes settles
+//     output-too-large. A peer cannot hand a caller more than the
+//     descriptor allows, nor misreport its fetches.
 type Door struct {
 	kind     Kind
 	link     Link
@@ -89,10 +95,11 @@ type Door struct {
 	settled func(id string)
 }
 
-// pending is one call awaiting its answer. done has room for exactly the
-// one answer its remover delivers.
+// pending is one call awaiting its answer, with the bounds its answer is
+// held to. done has room for exactly the one answer its remover delivers.
 type pending struct {
 	callerID string
+	bounds   wire.Bounds
 	done     chan wire.Answer
 }
 
@@ -111,7 +118,8 @@ func NewDoor(kind Kind, link Link, o DoorOptions) *Door {
 		inflight: o.Metrics.ChannelInflight.WithLabelValues(string(kind)), pending: map[string]*pending{}}
 }
 
-// Ask sends c to the peer and returns its answer, with c's callId.
+// Ask sends c to the peer and returns its answer, with c's callId. The
+// answer is held to b, the bounds of c's descriptor.
 //
 // It refuses at once, sending nothing, when the peer is not connected
 // (no-page, machine-unreachable) or has MaxInflight calls pending
@@ -120,11 +128,11 @@ func NewDoor(kind Kind, link Link, o DoorOptions) *Door {
 // grace), and page-closed / machine-closed when the connection ends
 // first. A caller whose ctx ends stops waiting: its call settles as timed
 // out (the answer would go nowhere) without counting a channel timeout.
-func (d *Door) Ask(ctx context.Context, c wire.Call, timeout time.Duration) wire.Answer {
+func (d *Door) Ask(ctx context.Context, c wire.Call, b wire.Bounds, timeout time.Duration) wire.Answer {
 	if !d.link.Connected() {
 		return wire.Refuse(c.CallID, d.kind.offline(), nil)
 	}
-	id, p, refused := d.register(c.CallID)
+	id, p, refused := d.register(c.CallID, b)
 	if refused != "" {
 		return wire.Refuse(c.CallID, refused, nil)
 	}
@@ -146,7 +154,7 @@ func (d *Door) Ask(ctx context.Context, c wire.Call, timeout time.Duration) wire
 
 // register adds a pending entry under a fresh broker id, unless the door
 // is abandoned or full.
-func (d *Door) register(callerID string) (string, *pending, wire.Rule) {
+func (d *Door) register(callerID string, b wire.Bounds) (string, *pending, wire.Rule) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -156,7 +164,7 @@ func (d *Door) register(callerID string) (string, *pending, wire.Rule) {
 		return "", nil, wire.Overloaded
 	}
 	id := "b_" + strconv.FormatUint(nextID.Add(1), 10)
-	p := &pending{callerID: callerID, done: make(chan wire.Answer, 1)}
+	p := &pending{callerID: callerID, bounds: b, done: make(chan wire.Answer, 1)}
 	d.pending[id] = p
 	d.inflight.Inc()
 	return id, p, ""
@@ -201,10 +209,12 @@ func (d *Door) deliver(id string, p *pending, a wire.Answer) {
 }
 
 // Answer takes one answer frame from the peer. A valid answer settles the
-// call it names, exactly as the peer sent it (runtime refusals and their
-// budget included) but with the caller's callId. Anything else settles
+// call it names, as the peer sent it (runtime refusals and their budget
+// included) but with the caller's callId, and output-too-large in place
+// of an observation over the call's maxOutputBytes. Anything else settles
 // nothing and is counted: a frame failing validation under its rule id,
-// a valid answer nobody waits for as unknown-call.
+// a valid answer nobody waits for as unknown-call, one whose budget
+// disagrees with the call's bounds as budget-mismatch.
 func (d *Door) Answer(frame []byte) error {
 	a, err := wire.ParseAnswer(frame)
 	return d.take(a, err)
@@ -217,12 +227,43 @@ func (d *Door) take(a wire.Answer, err error) error {
 		d.reject(string(rule), slog.LevelWarn)
 		return fmt.Errorf("%w: %s", ErrFrameRejected, rule)
 	}
-	if !d.settle(a.CallID, a) {
+	id := a.CallID
+	d.mu.Lock()
+	p, ok := d.pending[id]
+	held, valid := a, true
+	if ok {
+		held, valid = hold(a, p.bounds)
+	}
+	if ok && valid {
+		delete(d.pending, id)
+		d.inflight.Dec()
+	}
+	d.mu.Unlock()
+	switch {
+	case !ok:
 		// Usually an answer that lost the race with its timeout.
 		d.reject(reasonUnknownCall, slog.LevelDebug)
 		return ErrUnknownCall
+	case !valid:
+		d.reject(reasonBudgetMismatch, slog.LevelWarn)
+		return fmt.Errorf("%w: %s", ErrFrameRejected, reasonBudgetMismatch)
 	}
+	d.deliver(id, p, held)
 	return nil
+}
+
+// hold holds a peer's answer to the bounds of its call: false when its
+// budget disagrees with them (an invalid frame), else the answer, turned
+// into output-too-large (keeping the peer's budget) when its compact
+// observed is over maxOutputBytes. wire.ParseAnswer has compacted it.
+func hold(a wire.Answer, b wire.Bounds) (wire.Answer, bool) {
+	if !b.BudgetAgrees(a.Budget) {
+		return a, false
+	}
+	if a.OK && !b.OutputFits(a.Observed) {
+		return wire.Refuse(a.CallID, wire.OutputTooLarge, a.Budget), true
+	}
+	return a, true
 }
 
 func (d *Door) reject(reason string, level slog.Level) {

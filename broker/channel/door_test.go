@@ -82,9 +82,13 @@ func call(id, marker string) wire.Call {
 // ask runs Ask on its own goroutine; the answer arrives on the channel.
 func ask(d *Door, c wire.Call, timeout time.Duration) <-chan wire.Answer {
 	out := make(chan wire.Answer, 1)
-	go func() { out <- d.Ask(context.Background(), c, timeout) }()
+	go func() { out <- d.Ask(context.Background(), c, testBounds, timeout) }()
 	return out
 }
+
+// testBounds are the bounds of the calls these tests ask: okFrame's
+// budget agrees with them.
+var testBounds = wire.Bounds{TimeoutMs: 1000, MemoryMiB: 1, MaxOutputBytes: 1024, MaxRequests: 3}
 
 func okFrame(id string, observed string) []byte {
 	return []byte(fmt.Sprintf(`{"v":1,"callId":%q,"ok":true,"observed":%s,"budget":{"requestsUsed":1,"requestsLimit":3}}`, id, observed))
@@ -98,12 +102,11 @@ func wantRule(t testing.TB, a wire.Answer, r wire.Rule) {
 	}
 }
 
-
 func TestDoorOfflineRefusesAtOnceSendingNothing(t *testing.T) {
 	for kind, rule := range map[Kind]wire.Rule{Page: wire.NoPage, Machine: wire.MachineUnreachable} {
 		d, l, _ := testDoor(t, kind, 0)
 		l.up.Store(false)
-		a := d.Ask(context.Background(), call("c1", "x"), time.Hour)
+		a := d.Ask(context.Background(), call("c1", "x"), testBounds, time.Hour)
 		wantRule(t, a, rule)
 		if a.CallID != "c1" || len(l.ids) != 0 || d.Pending() != 0 {
 			t.Errorf("%s: callId %q, %d frames sent, %d pending", kind, a.CallID, len(l.ids), d.Pending())
@@ -141,12 +144,12 @@ func TestDoorRuntimeRefusalsPassUnchanged(t *testing.T) {
 		d, l, _ := testDoor(t, Machine, 0)
 		out := ask(d, call("c", "x"), time.Hour)
 		sent := l.next(t)
-		frame := fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":%q,"why":"peer text","budget":{"requestsUsed":2,"requestsLimit":2}}`, sent.CallID, r)
+		frame := fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":%q,"why":"peer text","budget":{"requestsUsed":3,"requestsLimit":3}}`, sent.CallID, r)
 		if err := d.Answer([]byte(frame)); err != nil {
 			t.Fatal(err)
 		}
 		a := <-out
-		if a.OK || a.Refused != r || a.Why != "peer text" || a.Budget == nil || *a.Budget != (wire.Budget{RequestsUsed: 2, RequestsLimit: 2}) || a.CallID != "c" {
+		if a.OK || a.Refused != r || a.Why != "peer text" || a.Budget == nil || *a.Budget != (wire.Budget{RequestsUsed: 3, RequestsLimit: 3}) || a.CallID != "c" {
 			t.Errorf("%s changed on the way: %+v", r, a)
 		}
 	}
@@ -155,7 +158,7 @@ func TestDoorRuntimeRefusalsPassUnchanged(t *testing.T) {
 func TestDoorTimeout(t *testing.T) {
 	for kind, rule := range map[Kind]wire.Rule{Page: wire.PageTimeout, Machine: wire.MachineTimeout} {
 		d, l, reg := testDoor(t, kind, 0)
-		a := d.Ask(context.Background(), call("c", "x"), time.Millisecond)
+		a := d.Ask(context.Background(), call("c", "x"), testBounds, time.Millisecond)
 		wantRule(t, a, rule)
 		if a.CallID != "c" || d.Pending() != 0 {
 			t.Errorf("callId %q, pending %d", a.CallID, d.Pending())
@@ -178,7 +181,7 @@ func TestDoorCallerGivingUpIsNotAChannelTimeout(t *testing.T) {
 	d, l, reg := testDoor(t, Page, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan wire.Answer, 1)
-	go func() { out <- d.Ask(ctx, call("c", "x"), time.Hour) }()
+	go func() { out <- d.Ask(ctx, call("c", "x"), testBounds, time.Hour) }()
 	l.next(t)
 	cancel()
 	wantRule(t, <-out, wire.PageTimeout)
@@ -209,7 +212,7 @@ func TestDoorAbandonSettlesEveryCallClosed(t *testing.T) {
 		// After the connection is gone a call is refused as offline, and
 		// nothing is sent.
 		before := len(l.ids)
-		wantRule(t, d.Ask(context.Background(), call("late", "x"), time.Hour), kind.offline())
+		wantRule(t, d.Ask(context.Background(), call("late", "x"), testBounds, time.Hour), kind.offline())
 		if len(l.ids) != before {
 			t.Error("a frame was sent on an abandoned door")
 		}
@@ -286,7 +289,7 @@ func TestDoorOverloaded(t *testing.T) {
 	o1, o2 := ask(d, call("1", "x"), time.Hour), ask(d, call("2", "x"), time.Hour)
 	l.next(t)
 	l.next(t)
-	a := d.Ask(context.Background(), call("3", "x"), time.Hour)
+	a := d.Ask(context.Background(), call("3", "x"), testBounds, time.Hour)
 	wantRule(t, a, wire.Overloaded)
 	if len(l.ids) != 2 {
 		t.Errorf("%d frames sent, want 2", len(l.ids))
@@ -299,7 +302,7 @@ func TestDoorOverloaded(t *testing.T) {
 func TestDoorSendFailureSettlesClosed(t *testing.T) {
 	d, l, _ := testDoor(t, Machine, 0)
 	l.failing.Store(true)
-	wantRule(t, d.Ask(context.Background(), call("c", "x"), time.Hour), wire.MachineClosed)
+	wantRule(t, d.Ask(context.Background(), call("c", "x"), testBounds, time.Hour), wire.MachineClosed)
 	if d.Pending() != 0 {
 		t.Errorf("pending %d", d.Pending())
 	}
@@ -413,7 +416,7 @@ func (h *hammer) peer(c *hammerConn) {
 func (h *hammer) one(callerID string) {
 	marker := fmt.Sprint(rand.Uint64())
 	c := h.cur.Load()
-	a := c.door.Ask(context.Background(), call(callerID, marker), time.Duration(5+rand.N(20))*time.Millisecond)
+	a := c.door.Ask(context.Background(), call(callerID, marker), testBounds, time.Duration(5+rand.N(20))*time.Millisecond)
 	if a.CallID != callerID {
 		h.t.Errorf("answer for %q came back as %q", callerID, a.CallID)
 	}
@@ -479,4 +482,60 @@ func (h *hammer) check() {
 		return true
 	})
 	t.Logf("%d calls sent, %d reconnections", sent, h.swaps.Load())
+}
+
+// TestDoorHoldsAnswersToBounds: a peer's answer is held to the bounds of
+// the call it answers. An observation over maxOutputBytes settles
+// output-too-large (with the peer's budget); an answer, ok or refused,
+// whose budget disagrees with maxRequests settles nothing and is counted,
+// and the call still takes a valid answer afterwards.
+func TestDoorHoldsAnswersToBounds(t *testing.T) {
+	d, l, reg := testDoor(t, Page, 0)
+	out := ask(d, call("big", "x"), time.Hour)
+	id := l.next(t).CallID
+	big := `{"blob":"` + strings.Repeat("x", testBounds.MaxOutputBytes) + `"}`
+	if err := d.Answer(okFrame(id, big)); err != nil {
+		t.Fatal(err)
+	}
+	a := <-out
+	wantRule(t, a, wire.OutputTooLarge)
+	if a.CallID != "big" || a.Budget == nil || *a.Budget != (wire.Budget{RequestsUsed: 1, RequestsLimit: 3}) {
+		t.Errorf("output-too-large answer %+v", a)
+	}
+	exact := `{"b":"` + strings.Repeat("x", testBounds.MaxOutputBytes-8) + `"}`
+	out = ask(d, call("exact", "x"), time.Hour)
+	if err := d.Answer(okFrame(l.next(t).CallID, exact)); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-out; !a.OK || string(a.Observed) != exact {
+		t.Errorf("observation of exactly maxOutputBytes: %+v", a)
+	}
+
+	out = ask(d, call("budget", "x"), time.Hour)
+	id = l.next(t).CallID
+	for name, f := range map[string]string{
+		"used over limit":   `{"v":1,"callId":"` + id + `","ok":true,"observed":{},"budget":{"requestsUsed":999,"requestsLimit":0}}`,
+		"limit not bounds":  `{"v":1,"callId":"` + id + `","ok":true,"observed":{},"budget":{"requestsUsed":0,"requestsLimit":999}}`,
+		"refusal's budget":  `{"v":1,"callId":"` + id + `","ok":false,"refused":"fetch-failed","why":"x","budget":{"requestsUsed":4,"requestsLimit":3}}`,
+		"too large and lie": `{"v":1,"callId":"` + id + `","ok":true,"observed":` + big + `,"budget":{"requestsUsed":9,"requestsLimit":3}}`,
+	} {
+		if err := d.Answer([]byte(f)); !errors.Is(err, ErrFrameRejected) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if d.Pending() != 1 { // Answer settles synchronously
+			t.Fatalf("%s settled the call", name)
+		}
+	}
+	if v := testutil.ToFloat64(reg.ChannelFramesRejected.WithLabelValues(reasonBudgetMismatch)); v != 4 {
+		t.Errorf("budget-mismatch %v, want 4", v)
+	}
+	if d.Pending() != 1 {
+		t.Fatalf("pending %d", d.Pending())
+	}
+	if err := d.Answer(okFrame(id, `{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-out; !a.OK || string(a.Observed) != `{"n":1}` {
+		t.Errorf("valid answer after the bad ones: %+v", a)
+	}
 }

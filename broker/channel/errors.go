@@ -38,10 +38,17 @@ const (
 	ReasonGoingAway = "going away"
 )
 
+// LoopbackAuthOffWarning is logged at start-up when channel.loopback_auth
+// (VOICEBOX_LOOPBACK_AUTH) was explicitly turned off: the seed's
+// Origin-only page check is then in force, and an operator must see it.
+const LoopbackAuthOffWarning = "channel.loopback_auth is off: any local process that sends a loopback Origin can become the page executor"
+
 // Reasons of airlock_channel_frames_rejected_total besides the wire rule
 // ids (malformed, unknown-field, version-mismatch) of answer frames that
 // failed validation.
 const (
 	reasonUnknownCall    = "unknown-call"    // a valid answer nobody waits for
 	reasonCatalogInvalid = "catalog-invalid" // a catalog that failed wire.ParseCatalog
+	reasonBudgetMismatch = "budget-mismatch" // an answer whose budget disagrees with the call's bounds
+	reasonDescriptorHeld = "descriptor-held" // a page catalog entry for a descriptor another executor holds
 )

@@ -22,7 +22,9 @@ import (
 // refusals unchanged with their budget.
 func TestEnvironmentCallAndRuntimeRefusals(t *testing.T) {
 	w := newWorld(t, nil)
-	env := w.env(w.pair("lab")).catalog(desc("labtool", 60000)).answering(func(c wire.Call) []byte {
+	d := desc("labtool", 60000)
+	d.Bounds.MaxRequests = 2 // the budget the environment reports agrees with it
+	env := w.env(w.pair("lab")).catalog(d).answering(func(c wire.Call) []byte {
 		var in struct{ Refuse wire.Rule }
 		_ = json.Unmarshal(c.Args, &in)
 		b := &wire.Budget{RequestsUsed: 2, RequestsLimit: 2}
@@ -176,9 +178,11 @@ func (localDoor) Call(_ context.Context, c wire.Call) wire.Answer {
 	return wire.Observed(c.CallID, json.RawMessage(`{"who":"local"}`), nil)
 }
 
-// TestRoutingRule: local wins over the page, the page over machines, and
-// machines in ascending byte order of their names; a shadowed descriptor
-// is listed where calls go and logged once.
+// TestRoutingRule: local wins over machines, machines in ascending byte
+// order of their names, and machines over the page: a page's entries for
+// held ids are dropped when it announces them, and a pairing announcing an
+// id the page holds takes it. A shadowed descriptor is listed where calls
+// go and logged once.
 func TestRoutingRule(t *testing.T) {
 	w := newWorld(t, nil, localSource{desc("x", 1000)})
 	alpha, beta := w.pair("alpha"), w.pair("beta")
@@ -186,26 +190,34 @@ func TestRoutingRule(t *testing.T) {
 	waitFor(t, "beta", func() bool { return w.routed("y", "machine:beta") })
 	w.env(alpha).catalog(desc("x", 1000), desc("y", 1000), desc("a1", 1000)).answering(echo("alpha"))
 	waitFor(t, "alpha", func() bool { return w.routed("y", "machine:alpha") })
-	page := w.page().catalog(desc("x", 1000), desc("y", 1000), desc("p1", 1000)).answering(echo("page"))
-	waitFor(t, "the page", func() bool { return w.routed("y", "page") })
+	page := w.page().catalog(desc("x", 1000), desc("y", 1000), desc("p1", 1000), desc("z", 1000)).answering(echo("page"))
+	waitFor(t, "the page", func() bool { return w.routed("p1", "page") })
 
 	where := map[string]string{}
 	for _, d := range w.router.Descriptors() {
 		where[d.DescriptorID] = d.Executor
 	}
-	wantWhere := map[string]string{"x": "local", "y": "page", "p1": "page", "a1": "machine:alpha", "b1": "machine:beta"}
+	wantWhere := map[string]string{"x": "local", "y": "machine:alpha", "p1": "page", "z": "page", "a1": "machine:alpha", "b1": "machine:beta"}
 	if fmt.Sprint(where) != fmt.Sprint(wantWhere) {
 		t.Errorf("descriptors listed %v, want %v", where, wantWhere)
 	}
-	for id, who := range map[string]string{"x": "local", "y": "page", "a1": "alpha", "b1": "beta"} {
+	for id, who := range map[string]string{"x": "local", "y": "alpha", "a1": "alpha", "b1": "beta", "p1": "page", "z": "page"} {
 		wantObserved(t, w.call("c", id, "t", `{}`), `{"who":"`+who+`"}`)
 	}
+	if n := w.rejected("descriptor-held"); n != 2 {
+		t.Errorf("descriptor-held %v, want 2 (x, y)", n)
+	}
+	// A pairing announcing an id the page holds takes it.
+	w.env(w.pair("gamma")).catalog(desc("z", 1000)).answering(echo("gamma"))
+	waitFor(t, "gamma", func() bool { return w.routed("z", "machine:gamma") })
+	wantObserved(t, w.call("c", "z", "t", `{}`), `{"who":"gamma"}`)
 	page.leave()
-	waitFor(t, "the page to leave", func() bool { return w.peers("page") == 0 })
-	wantRule(t, w.call("c", "y", "t", `{}`), wire.NoPage) // remembered: still the page's
+	waitFor(t, "the page to leave", func() bool { return w.peers("page") == 0 && !w.routed("p1", "page") })
+	wantObserved(t, w.call("c", "y", "t", `{}`), `{"who":"alpha"}`)
 
-	// Each shadowing is logged once: x under local for every executor; y
-	// under alpha for beta, then under the page for both machines.
+	// Each shadowing is logged once: x under local for every machine; y
+	// under alpha for beta; z under gamma for the page. The page's x and
+	// y were dropped, not shadowed.
 	shadowLogs := func() map[string]int {
 		seen := map[string]int{}
 		for _, line := range strings.Split(w.logs.String(), "\n") {
@@ -216,13 +228,11 @@ func TestRoutingRule(t *testing.T) {
 		}
 		return seen
 	}
-	want := map[string]int{"x machine:alpha local": 1, "x machine:beta local": 1, "x page local": 1,
-		"y machine:beta machine:alpha": 1, "y machine:alpha page": 1, "y machine:beta page": 1}
+	want := map[string]int{"x machine:alpha local": 1, "x machine:beta local": 1,
+		"y machine:beta machine:alpha": 1, "z page machine:gamma": 1}
 	if got := shadowLogs(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("shadow logs %v, want %v", got, want)
 	}
-	w.page().catalog(desc("x", 1000), desc("y", 1000), desc("p1", 1000))
-	waitFor(t, "a new page's catalog", func() bool { return w.peers("page") == 1 })
 	w.env(alpha).catalog(desc("x", 1000), desc("y", 1000), desc("a1", 1000))
 	waitFor(t, "alpha again", func() bool { return strings.Count(w.logs.String(), "catalog accepted") == 5 })
 	if got := shadowLogs(); fmt.Sprint(got) != fmt.Sprint(want) {

@@ -1,7 +1,9 @@
 package channel_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -11,9 +13,9 @@ import (
 )
 
 // TestPageExecutor covers the page's life over a real WebSocket with a
-// loopback Origin: offline refusal, replacement by a newer page (the old
-// one closed 1000 page-replaced, its calls page-closed), page-closed when
-// the page leaves, and no-page afterwards.
+// loopback Origin: replacement by a newer page (the old one closed 1000
+// page-replaced, its calls page-closed, its catalog forgotten),
+// page-closed when the page leaves, and its descriptors gone afterwards.
 func TestPageExecutor(t *testing.T) {
 	w := newWorld(t, nil)
 	wantRule(t, w.call("c0", "pg", "t", `{}`), wire.UnattributedCall) // never advertised
@@ -37,7 +39,11 @@ func TestPageExecutor(t *testing.T) {
 	if answer.CallID != "c1" {
 		t.Errorf("callId %q", answer.CallID)
 	}
-	// The remembered catalog routes to the newer page before it sends its own.
+	// The replaced page's catalog went with it: the newer page's own
+	// catalog routes to it.
+	waitFor(t, "the old catalog forgotten", func() bool { return !w.routed("pg", "page") })
+	b.catalog(desc("pg", 60000))
+	waitFor(t, "the newer page's catalog", func() bool { return w.routed("pg", "page") })
 	wantObserved(t, w.call("c2", "pg", "t", `{}`), `{"who":"b"}`)
 
 	b.answering(nil)
@@ -45,8 +51,8 @@ func TestPageExecutor(t *testing.T) {
 	b.next()
 	b.leave()
 	wantRule(t, <-inflight, wire.PageClosed)
-	waitFor(t, "the page to be detached", func() bool { return w.peers("page") == 0 })
-	wantRule(t, w.call("c4", "pg", "t", `{}`), wire.NoPage)
+	waitFor(t, "the page to be detached", func() bool { return w.peers("page") == 0 && !w.routed("pg", "page") })
+	wantRule(t, w.call("c4", "pg", "t", `{}`), wire.UnattributedCall)
 	if w.inflight("page") != 0 || w.ch.Stats().Pending != 0 {
 		t.Errorf("left pending: gauge %v, %+v", w.inflight("page"), w.ch.Stats())
 	}
@@ -55,15 +61,64 @@ func TestPageExecutor(t *testing.T) {
 	}
 }
 
-// TestPageOfflineBeforeAnyPage: a page's descriptors are remembered only
-// in memory, so a fresh broker knows none.
-func TestPageRememberedInMemoryOnly(t *testing.T) {
+// TestPageCatalogForgottenOnLeave: a page's catalog lives as long as its
+// connection. When the page leaves its descriptors are no longer routed
+// (not refused no-page forever), and a pairing can then hold the id.
+func TestPageCatalogForgottenOnLeave(t *testing.T) {
 	w := newWorld(t, nil)
-	w.page().catalog(desc("pg", 60000)).leave()
-	waitFor(t, "the page to be detached", func() bool { return w.peers("page") == 0 && w.routed("pg", "page") })
-	wantRule(t, w.call("c", "pg", "t", `{}`), wire.NoPage)
-	w.restart()
+	w.page().catalog(desc("pg", 60000)).answering(echo("page"))
+	waitFor(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
+	wantObserved(t, w.call("c", "pg", "t", `{}`), `{"who":"page"}`)
+	// The page leaves: its catalog goes with it.
+	w.page().catalog(desc("other", 60000)).leave()
+	waitFor(t, "the page to be detached", func() bool { return w.peers("page") == 0 && !w.routed("pg", "page") })
+	if _, ok := w.ch.Lookup("other"); ok {
+		t.Error("the departed page's catalog is still routed")
+	}
 	wantRule(t, w.call("c", "pg", "t", `{}`), wire.UnattributedCall)
+	w.env(w.pair("lab")).catalog(desc("pg", 60000)).answering(echo("lab"))
+	waitFor(t, "lab's catalog", func() bool { return w.routed("pg", "machine:lab") })
+	wantObserved(t, w.call("c", "pg", "t", `{}`), `{"who":"lab"}`)
+}
+
+// TestPageCannotClaimHeldDescriptors: page catalog entries for a local
+// descriptor, a connected pairing's and a pairing's remembered after it
+// left are dropped, logged and counted; the rest of the catalog stands,
+// and calls for the held ids never reach the page.
+func TestPageCannotClaimHeldDescriptors(t *testing.T) {
+	w := newWorld(t, nil, localSource{desc("loc", 1000)})
+	w.env(w.pair("lab")).catalog(desc("m", 60000)).answering(echo("lab"))
+	w.env(w.pair("old")).catalog(desc("r", 60000)).leave()
+	waitFor(t, "the catalogs", func() bool {
+		return w.routed("m", "machine:lab") && w.routed("r", "machine:old") && w.peers("machine") == 1
+	})
+	page := w.page().catalog(desc("loc", 1000), desc("m", 60000), desc("r", 60000), desc("p", 60000))
+	waitFor(t, "the page's catalog", func() bool { return w.routed("p", "page") })
+	if !w.routed("m", "machine:lab") || !w.routed("r", "machine:old") {
+		t.Fatal("a page took over a pairing's descriptor")
+	}
+	if rt, ok := w.ch.Lookup("loc"); ok {
+		t.Errorf("loc routed on the channel to %s", rt.Executor)
+	}
+	wantObserved(t, w.call("c", "loc", "t", `{}`), `{"who":"local"}`)
+	wantObserved(t, w.call("c", "m", "t", `{}`), `{"who":"lab"}`)
+	wantRule(t, w.call("c", "r", "t", `{}`), wire.MachineUnreachable)
+	// The page's first call is the one for its own descriptor.
+	got := w.callAsync("c", "p")
+	c := page.next()
+	if c.DescriptorID != "p" {
+		t.Fatalf("the page received a call for %q", c.DescriptorID)
+	}
+	page.send(wire.AnswerFrame(wire.Observed(c.CallID, json.RawMessage(`{}`), nil)))
+	if a := <-got; !a.OK {
+		t.Errorf("p: %+v", a)
+	}
+	if n := w.rejected("descriptor-held"); n != 3 {
+		t.Errorf("descriptor-held %v, want 3", n)
+	}
+	if n := strings.Count(w.logs.String(), "page catalog entry dropped"); n != 3 {
+		t.Errorf("%d drops logged, want 3", n)
+	}
 }
 
 // TestPageCookieRule: with channel.loopback_auth a page needs a live view
@@ -100,4 +155,23 @@ func TestPageCookieRule(t *testing.T) {
 func TestPageRefusedWhenCookieCannotBeChecked(t *testing.T) {
 	w := newWorld(t, func(o *channel.Options) { o.Config.LoopbackAuth = true })
 	w.page("Cookie", "anything=1").wantClosed(websocket.StatusPolicyViolation, channel.ReasonUnauthenticated)
+}
+
+// TestLoopbackAuthOffIsWarned: running without the page cookie check is
+// a warning at start-up; with it, nothing is said.
+func TestLoopbackAuthOffIsWarned(t *testing.T) {
+	warned := func(w *world) bool {
+		for _, line := range strings.Split(w.logs.String(), "\n") {
+			if strings.Contains(line, `"level":"WARN"`) && strings.Contains(line, channel.LoopbackAuthOffWarning) {
+				return true
+			}
+		}
+		return false
+	}
+	if !warned(newWorld(t, nil)) {
+		t.Error("loopback_auth off: no warning")
+	}
+	if warned(newWorld(t, func(o *channel.Options) { o.Config.LoopbackAuth = true })) {
+		t.Error("loopback_auth on: warned")
+	}
 }

@@ -25,9 +25,11 @@ func newSlot(id identity) *slot {
 }
 
 // routeDoor sends the calls of one remembered descriptor to its slot's
-// current connection, waiting its timeoutMs plus the grace.
+// current connection, waiting its timeoutMs plus the grace, and holds the
+// answers to the descriptor's bounds.
 type routeDoor struct {
 	slot    *slot
+	bounds  wire.Bounds
 	timeout time.Duration
 }
 
@@ -38,7 +40,7 @@ func (d routeDoor) Call(ctx context.Context, c wire.Call) wire.Answer {
 	if p == nil {
 		return wire.Refuse(c.CallID, d.slot.kind.offline(), nil)
 	}
-	return p.door.Ask(ctx, c, d.timeout)
+	return p.door.Ask(ctx, c, d.bounds, d.timeout)
 }
 
 var _ calls.Door = routeDoor{}
@@ -67,9 +69,10 @@ func (c *Channel) Routes() []calls.Route { return c.routes.Load().list }
 var _ calls.Source = (*Channel)(nil)
 
 // rebuild recomputes the route table from the remembered catalogs, under
-// c.mu, applying the documented rule: the page wins over machines, and
-// machines win in ascending byte order of their pairing names. (Local
-// descriptors win over both; the router asks its local source first.)
+// c.mu, applying the documented rule: machines win in ascending byte order
+// of their pairing names, and over the page, which may never take a
+// descriptor another executor holds (see accept). Local descriptors win
+// over all; the router asks its local source first.
 func (c *Channel) rebuild() {
 	grace := time.Duration(c.opts.Config.GraceMs) * time.Millisecond
 	t := &routeTable{byID: map[string]calls.Route{}}
@@ -87,7 +90,7 @@ func (c *Channel) rebuild() {
 				continue
 			}
 			timeout := time.Duration(d.Bounds.TimeoutMs)*time.Millisecond + grace
-			rt := calls.Route{Descriptor: d, Executor: s.executor, Door: routeDoor{slot: s, timeout: timeout}}
+			rt := calls.Route{Descriptor: d, Executor: s.executor, Door: routeDoor{slot: s, bounds: d.Bounds, timeout: timeout}}
 			t.byID[d.DescriptorID] = rt
 			t.list = append(t.list, rt)
 		}
@@ -102,18 +105,18 @@ func hasLocal(src calls.Source, id string) bool {
 	return ok
 }
 
-// slotsInOrder is the page, then the pairings by name.
+// slotsInOrder is the pairings by name, then the page: the routing order.
 func (c *Channel) slotsInOrder() []*slot {
 	names := make([]string, 0, len(c.machines))
 	for name := range c.machines {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	out := []*slot{c.page}
+	out := make([]*slot, 0, len(names)+1)
 	for _, name := range names {
 		out = append(out, c.machines[name])
 	}
-	return out
+	return append(out, c.page)
 }
 
 // logShadows logs each shadowed descriptor once, when it becomes shadowed.

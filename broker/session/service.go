@@ -130,12 +130,19 @@ func (s *Service) Close(ctx context.Context) error {
 
 // ViewCookieValid reports whether r carries the view cookie
 // (tensorviz_local_browser_<h>, with the right value, compared in constant
-// time) of a live session: not expired, not a tombstone. It does not check
-// Origin; callers apply their own origin rule. The executor channel uses
-// it for VOICEBOX_LOOPBACK_AUTH.
+// time) of a live session (not expired, not a tombstone) whose launch
+// origin is exactly r's Origin. The executor channel uses it for
+// VOICEBOX_LOOPBACK_AUTH: a cookie proves a browser page of that session,
+// so it must be the session the connection's Origin names; any other live
+// cookie (another window, another loopback origin of this broker) does
+// not authenticate it.
 func (s *Service) ViewCookieValid(r *http.Request) bool {
-	_, _, err := s.store.authenticate(r.Cookies(), "", true)
-	return err == nil
+	origins := r.Header.Values("Origin")
+	if len(origins) != 1 || origins[0] == "" {
+		return false
+	}
+	sess, _, err := s.store.authenticate(r.Cookies(), origins[0], true)
+	return err == nil && sess.Origin == origins[0]
 }
 
 // Stats is a summary of everything the service holds, for tests and the

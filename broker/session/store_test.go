@@ -219,7 +219,15 @@ func TestAuthenticateCookies(t *testing.T) {
 }
 
 func requestWith(cookies []*http.Cookie) *http.Request {
+	return requestFrom(origin, cookies)
+}
+
+// requestFrom is a /local/channel request with Origin o (none when empty).
+func requestFrom(o string, cookies []*http.Cookie) *http.Request {
 	r, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1/local/channel", nil)
+	if o != "" {
+		r.Header.Set("Origin", o)
+	}
 	for _, c := range cookies {
 		r.AddCookie(c)
 	}
@@ -242,6 +250,34 @@ func TestViewCookieValid(t *testing.T) {
 		if s.ViewCookieValid(requestWith([]*http.Cookie{c})) {
 			t.Errorf("%s: valid", name)
 		}
+	}
+}
+
+// TestViewCookieValidOnlyForItsOrigin: a live view cookie opens the
+// executor channel only for a connection whose Origin is its session's
+// launch origin; another session's cookie (even for another loopback
+// origin of the same broker) or no Origin is refused.
+func TestViewCookieValidOnlyForItsOrigin(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestService(t, clock, nil)
+	const other = "http://localhost:5173"
+	a, _ := s.store.mint(other, time.Hour, false, true)
+	_, key, _ := s.store.bootstrap(a.Session.ID, other, a.ViewCredential)
+	ck := []*http.Cookie{{Name: a.Session.CookieName, Value: key}}
+	if !s.ViewCookieValid(requestFrom(other, ck)) {
+		t.Fatal("the cookie is not valid for its own origin")
+	}
+	for _, o := range []string{origin, "", other + "/", "http://LOCALHOST:5173"} {
+		if s.ViewCookieValid(requestFrom(o, ck)) {
+			t.Errorf("valid for Origin %q", o)
+		}
+	}
+	// With the cookies of two sessions, the one for the Origin is found.
+	b, _ := s.store.mint(origin, time.Hour, false, true)
+	_, keyB, _ := s.store.bootstrap(b.Session.ID, origin, b.ViewCredential)
+	both := append(ck, &http.Cookie{Name: b.Session.CookieName, Value: keyB})
+	if !s.ViewCookieValid(requestFrom(origin, both)) || !s.ViewCookieValid(requestFrom(other, both)) {
+		t.Error("the matching cookie among several was not found")
 	}
 }
 

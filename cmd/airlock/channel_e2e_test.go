@@ -350,7 +350,9 @@ func TestChannelEnvironmentDrainsOnSIGTERM(t *testing.T) {
 
 // TestChannelPageExecutor: a page over a real WebSocket with a loopback
 // Origin and, with VOICEBOX_LOOPBACK_AUTH=1, a live view cookie minted and
-// bootstrapped through the session API.
+// bootstrapped through the session API. A page's catalog lives as long as
+// its connection: the newer page announces its own, and once the last
+// page has left its descriptor is unknown again.
 func TestChannelPageExecutor(t *testing.T) {
 	t.Parallel()
 	w := newChanWorld(t, "VOICEBOX_LOOPBACK_AUTH=1")
@@ -380,6 +382,8 @@ func TestChannelPageExecutor(t *testing.T) {
 	if got := inflight(); got.Refused != wire.PageClosed {
 		t.Errorf("call of the replaced page: %+v", got)
 	}
+	b.send(wire.CatalogFrame([]wire.Descriptor{pd}))
+	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "page" })
 	inflight = w.callAsync("c2", "pg", w.slow, "echo", `{"n":2}`)
 	c := b.nextCall()
 	b.send(wire.AnswerFrame(wire.Observed(c.CallID, json.RawMessage(`{"from":"page"}`), nil)))
@@ -393,7 +397,7 @@ func TestChannelPageExecutor(t *testing.T) {
 		t.Errorf("call in flight when the page left: %+v", got)
 	}
 	waitFor(t, 30*time.Second, func() bool { return w.metric("airlock_channel_peers", `peer="page"`) == 0 })
-	if got := w.call("c4", "pg", w.slow, "echo", `{}`); got.Refused != wire.NoPage {
+	if got := w.call("c4", "pg", w.slow, "echo", `{}`); got.Refused != wire.UnattributedCall {
 		t.Errorf("with no page: %+v", got)
 	}
 	if n := w.metric("airlock_auth_refusals_total", `code="executor-unauthenticated"`, `endpoint="channel"`); n != 2 {
