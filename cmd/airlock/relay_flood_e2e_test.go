@@ -24,10 +24,8 @@ import (
 // and the ceiling on the broker's peak RSS (VmHWM; 0: not asserted).
 //
 // Without -race: the default 32 MiB queue bound and 64 frames. Without the
-// byte bound the stalled view's queue keeps every frame (361 MiB measured
-// with -race for 64 frames, over 256 MiB of frames held whatever the
-// build); with it the broker peaked at about 120 MiB, so 200 MiB is the
-// ceiling.
+// byte bound the stalled view's queue keeps every frame: the broker peaked
+// at 483 MiB. With it, at 118 MiB; 200 MiB is the ceiling.
 //
 // With -race, JSON work on 4 MiB frames takes seconds a frame on a loaded
 // machine, so 32 MiB would not fill before the stalled view's writer hits
