@@ -62,6 +62,9 @@ type Local struct {
 	HandshakeTimeoutMs        int  `koanf:"handshake_timeout_ms"`
 	MaxFrameBytes             int  `koanf:"max_frame_bytes"`
 	OutboundQueue             int  `koanf:"outbound_queue"`
+	OutboundQueueBytes        int  `koanf:"outbound_queue_bytes"`
+	MaxRequestsPerView        int  `koanf:"max_requests_per_view"`
+	MaxTombstones             int  `koanf:"max_tombstones"`
 	MaxSessions               int  `koanf:"max_sessions"`
 	MaxViewsPerSession        int  `koanf:"max_views_per_session"`
 }
@@ -120,8 +123,11 @@ var Settings = []Setting{
 	{Key: "local.handshake_timeout_ms", Default: 5000, Help: "time a /local/ws client has to send hello"},
 	{Key: "local.max_frame_bytes", Default: 16 << 20, Help: "largest /local/ws frame"},
 	{Key: "local.outbound_queue", Default: 256, Help: "messages queued per connection before a slow view is dropped"},
+	{Key: "local.outbound_queue_bytes", Default: 32 << 20, Help: "bytes queued per connection before a slow view is dropped (at least local.max_frame_bytes); views may fill half a host's queue"},
+	{Key: "local.max_requests_per_view", Default: 64, Help: "requests one view may have in flight; past it they are refused busy"},
 	{Key: "local.max_sessions", Default: 10000, Help: "live sessions at most; minting past it answers 503"},
 	{Key: "local.max_views_per_session", Default: 1024, Help: "view connections per session at most"},
+	{Key: "local.max_tombstones", Default: 10000, Help: "expired sessions kept answering 410 at most; past it the oldest is deleted early"},
 
 	{Key: "channel.hello_bound_ms", Aliases: []string{"VOICEBOX_HELLO_BOUND_MS"}, Default: 5000, Help: "time an environment has to send its bearer hello"},
 	{Key: "channel.loopback_auth", Aliases: []string{"VOICEBOX_LOOPBACK_AUTH"}, Default: true, Help: "require the view cookie of a live session launched from the page's Origin; 0 (Origin only) is logged as a warning"},
@@ -276,6 +282,9 @@ func (c *Config) Validate() error {
 		{"local.handshake_timeout_ms", c.Local.HandshakeTimeoutMs},
 		{"local.max_frame_bytes", c.Local.MaxFrameBytes},
 		{"local.outbound_queue", c.Local.OutboundQueue},
+		{"local.outbound_queue_bytes", c.Local.OutboundQueueBytes},
+		{"local.max_requests_per_view", c.Local.MaxRequestsPerView},
+		{"local.max_tombstones", c.Local.MaxTombstones},
 		{"local.max_sessions", c.Local.MaxSessions},
 		{"local.max_views_per_session", c.Local.MaxViewsPerSession},
 		{"channel.hello_bound_ms", c.Channel.HelloBoundMs},
@@ -291,6 +300,9 @@ func (c *Config) Validate() error {
 		if p.v <= 0 {
 			return fmt.Errorf("config: %s: must be a positive number", p.key)
 		}
+	}
+	if c.Local.OutboundQueueBytes < c.Local.MaxFrameBytes {
+		return fmt.Errorf("config: local.outbound_queue_bytes: must be at least local.max_frame_bytes")
 	}
 	return nil
 }

@@ -29,11 +29,11 @@ func refused(reason string) verdict { return verdict{reason: reason} }
 // else it is refused at once; a request without one must say hello with a
 // paired bearer.
 func (c *Channel) authenticate(r *http.Request, conn *websocket.Conn) verdict {
-	origins := r.Header.Values("Origin")
-	if len(origins) == 0 {
+	if len(r.Header.Values("Origin")) == 0 {
 		return c.hello(conn)
 	}
-	if len(origins) != 1 || !httpx.LoopbackOrigin(origins[0], c.localPort(r)) || !loopbackPeer(r) {
+	origin, one := httpx.OneOrigin(r)
+	if !one || !httpx.LoopbackOrigin(origin, c.localPort(r)) || !loopbackPeer(r) {
 		return refused(ReasonUnauthenticated)
 	}
 	if c.opts.Config.LoopbackAuth && (c.opts.ViewCookieValid == nil || !c.opts.ViewCookieValid(r)) {

@@ -27,6 +27,11 @@ const (
 	DetailViewMismatch      = "view-mismatch"
 	DetailTooManyRequests   = "too-many-requests"
 	DetailHostConnected     = "host-already-connected"
+	// DetailBusy refuses a view's frame for the host when the view has
+	// its maximum of requests in flight, or when the frame would take the
+	// host's queue past the share open to view traffic. The view may try
+	// again later; the host is never dropped for view traffic.
+	DetailBusy = "busy"
 )
 
 // Close reasons the hub gives sockets it closes itself.

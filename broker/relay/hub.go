@@ -18,11 +18,18 @@ import (
 	"github.com/airlock/airlock/metrics"
 )
 
-// Outbox is a connection's bounded outbound queue, as the hub sees it.
+// Outbox is a connection's bounded outbound queue, as the hub sees it
+// (a Queue behind a socket).
 type Outbox interface {
 	// Offer queues a frame without blocking. It returns false when the
-	// queue is full; the hub then drops the connection.
+	// frame does not fit the queue's bounds; the hub then drops the
+	// connection.
 	Offer(frame []byte) bool
+	// OfferShare queues a frame only when the queue stays within the
+	// share of its bounds open to view traffic (see Queue.OfferShare). It
+	// returns false, queuing nothing, otherwise; the hub then refuses the
+	// view (busy) and keeps the host.
+	OfferShare(frame []byte) bool
 	// Close asks the connection to close with code and reason, without
 	// waiting. It is idempotent; frames offered afterwards are discarded.
 	Close(code int, reason string)
@@ -36,6 +43,10 @@ type Options struct {
 	CanPropose bool
 	// MaxViews bounds the session's view connections.
 	MaxViews int
+	// MaxRequestsPerView bounds one view's requests in flight
+	// (local.max_requests_per_view); past it a request is refused busy.
+	// Zero means DefaultMaxRequestsPerView.
+	MaxRequestsPerView int
 	// Metrics may be nil (tests).
 	Metrics *metrics.Registry
 }
@@ -44,6 +55,9 @@ type Options struct {
 const (
 	// MaxPending bounds requests in flight per session.
 	MaxPending = 4096
+	// DefaultMaxRequestsPerView is PROTOCOL's default bound on one view's
+	// requests in flight.
+	DefaultMaxRequestsPerView = 64
 	// maxRetired bounds how many cancelled or abandoned request ids are
 	// remembered so their late replies are dropped silently.
 	maxRetired = 4096
@@ -73,8 +87,11 @@ type Member struct {
 	role contract.Role
 	id   string // view id; "" for the host
 	out  Outbox
-	dead bool // no more frames to or from it (guarded by the hub's mu)
-	left bool // torn down
+	// inflight counts the view's requests pending (guarded by the hub's
+	// mu), bounded by Options.MaxRequestsPerView.
+	inflight int
+	dead     bool // no more frames to or from it (guarded by the hub's mu)
+	left     bool // torn down
 }
 
 // Role is the member's role.
@@ -85,6 +102,9 @@ func (m *Member) ViewID() string { return m.id }
 
 // New makes an empty hub.
 func New(o Options) *Hub {
+	if o.MaxRequestsPerView <= 0 {
+		o.MaxRequestsPerView = DefaultMaxRequestsPerView
+	}
 	return &Hub{
 		opts:    o,
 		views:   map[string]*Member{},
@@ -125,8 +145,11 @@ func (h *Hub) joinHost(m *Member) {
 	for _, id := range ids {
 		h.send(h.views[id], "connectionState", connectionState{"connected", h.epoch})
 	}
-	for _, v := range h.asks {
-		h.forward(m, h.askRaw[v], "snapshotRequest", dirViewToHost)
+	for _, v := range slices.Clone(h.asks) {
+		if !h.forwardShare(m, h.askRaw[v], "snapshotRequest") {
+			h.dropAsk(v)
+			h.offer(v, ErrorFrame(h.opts.SessionID, refuse(DetailBusy)))
+		}
 	}
 }
 
@@ -168,7 +191,7 @@ func (h *Hub) leaveHost(m *Member) {
 		return
 	}
 	h.host = nil
-	clear(h.pending)
+	h.clearPending()
 	clear(h.retired)
 	h.retOrd = h.retOrd[:0]
 	for _, id := range h.viewIDs() {
@@ -208,7 +231,7 @@ func (h *Hub) Close(code int, reason string) {
 	}
 	h.host, h.views, h.asks = nil, map[string]*Member{}, nil
 	clear(h.askRaw)
-	clear(h.pending)
+	h.clearPending()
 	clear(h.retired)
 }
 

@@ -84,7 +84,9 @@ func (h *Hub) toHost(msg *contract.Message) *contract.Refusal {
 	if h.host == nil {
 		return refuse(DetailNoHost)
 	}
-	h.forward(h.host, msg.Raw, msg.Type, dirViewToHost)
+	if !h.forwardShare(h.host, msg.Raw, msg.Type) {
+		return refuse(DetailBusy)
+	}
 	return nil
 }
 
@@ -108,6 +110,20 @@ func (h *Hub) forward(m *Member, raw []byte, typ, dir string) {
 	}
 	h.count(typ, dir)
 	h.offer(m, raw)
+}
+
+// forwardShare queues view traffic for the host within the share of its
+// queue open to views (Outbox.OfferShare) and counts it. False means it
+// did not fit: the caller refuses the view (busy); the host stays.
+func (h *Hub) forwardShare(host *Member, raw []byte, typ string) bool {
+	if host.dead {
+		return true // going away; like offer, nothing is refused for it
+	}
+	if !host.out.OfferShare(raw) {
+		return false
+	}
+	h.count(typ, dirViewToHost)
+	return true
 }
 
 // offer queues a frame; a full queue drops the member.

@@ -24,12 +24,16 @@ func (h *Hub) fromViewRequest(m *Member, msg *contract.Message) *contract.Refusa
 		return refuse(DetailNoHost)
 	case h.pending[msg.RequestID] != nil:
 		return refuse(DetailDuplicateRequest)
+	case m.inflight >= h.opts.MaxRequestsPerView:
+		return refuse(DetailBusy)
 	case len(h.pending) >= MaxPending:
 		return refuse(DetailTooManyRequests)
+	case !h.forwardShare(h.host, msg.Raw, msg.Type):
+		return refuse(DetailBusy)
 	}
 	h.pending[msg.RequestID] = &request{family: msg.Spec.Family, target: msg.Target, view: m}
+	m.inflight++
 	h.unretire(msg.RequestID)
-	h.forward(h.host, msg.Raw, msg.Type, dirViewToHost)
 	return nil
 }
 
@@ -46,9 +50,10 @@ func (h *Hub) cancel(m *Member, msg *contract.Message) *contract.Refusal {
 		return refuse(DetailKindMismatch)
 	case req.target != msg.Target:
 		return refuse(DetailTargetMismatch)
+	case !h.forwardShare(h.host, msg.Raw, msg.Type):
+		return refuse(DetailBusy) // still in flight: the view may cancel again
 	}
 	h.settle(msg.RequestID, true)
-	h.forward(h.host, msg.Raw, msg.Type, dirViewToHost)
 	return nil
 }
 
@@ -105,7 +110,10 @@ func (h *Hub) cancelRequestsOf(m *Member) {
 // (bounded, oldest forgotten first) so late replies are dropped instead of
 // refused.
 func (h *Hub) settle(id string, retire bool) {
-	delete(h.pending, id)
+	if req := h.pending[id]; req != nil {
+		req.view.inflight--
+		delete(h.pending, id)
+	}
 	if !retire {
 		return
 	}
@@ -119,6 +127,15 @@ func (h *Hub) settle(id string, retire bool) {
 	h.retGen++
 	h.retired[id] = h.retGen
 	h.retOrd = append(h.retOrd, retiredID{id, h.retGen})
+}
+
+// clearPending forgets every request in flight (the host left, or the
+// session closed), and with them every view's in-flight count.
+func (h *Hub) clearPending() {
+	for _, req := range h.pending {
+		req.view.inflight = 0
+	}
+	clear(h.pending)
 }
 
 // unretire forgets a retired id that a new request reuses; its entry in

@@ -9,13 +9,17 @@ import (
 // ask records a view's snapshotRequest, replacing an older one from the
 // same view, and forwards it to the host when there is one. Without a
 // host the ask waits and is forwarded when a host registers.
+//
+// An ask that does not fit the host's queue (view traffic may use only a
+// share of it) is refused busy, and the view's older ask, already with
+// the host, stands.
 func (h *Hub) ask(m *Member, msg *contract.Message) *contract.Refusal {
+	if h.host != nil && !h.forwardShare(h.host, msg.Raw, msg.Type) {
+		return refuse(DetailBusy)
+	}
 	h.dropAsk(m)
 	h.asks = append(h.asks, m)
 	h.askRaw[m] = msg.Raw
-	if h.host != nil {
-		h.forward(h.host, msg.Raw, msg.Type, dirViewToHost)
-	}
 	return nil
 }
 

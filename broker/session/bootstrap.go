@@ -22,7 +22,7 @@ func (s *Service) serveBootstrap(w http.ResponseWriter, r *http.Request) {
 		s.refuseHTTP(w, r, httpx.InvalidMessage)
 		return
 	}
-	sess, key, err := s.store.bootstrap(req.WorkspaceSessionID, r.Header.Get("Origin"), req.ViewCredential)
+	sess, key, err := s.store.bootstrap(req.WorkspaceSessionID, requestOrigin(r), req.ViewCredential)
 	if err != nil {
 		s.refuseHTTP(w, r, codeOf(err))
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/relay"
 	"github.com/airlock/airlock/broker/relay/contract"
 )
 
@@ -20,12 +21,13 @@ const writeTimeout = 30 * time.Second
 // frame, and its writer must not sit out writeTimeout.
 const killGrace = time.Second
 
-// socket is one /local/ws connection: a bounded outbound queue drained by
-// its own writer goroutine, so no sender ever waits on a slow peer. It is
-// the relay.Outbox of its hub member.
+// socket is one /local/ws connection: an outbound queue bounded in
+// messages and bytes (relay.Queue), drained by its own writer goroutine,
+// so no sender ever waits on a slow peer. It is the relay.Outbox of its
+// hub member.
 type socket struct {
 	conn   *websocket.Conn
-	queue  chan []byte
+	queue  *relay.Queue
 	done   chan struct{} // closed when the writer has exited
 	ctx    context.Context
 	cancel context.CancelFunc // cuts an in-flight write
@@ -39,27 +41,28 @@ type socket struct {
 	kill    *time.Timer
 }
 
-func newSocket(conn *websocket.Conn, queue int) *socket {
+func newSocket(conn *websocket.Conn, queue, queueBytes int) *socket {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &socket{conn: conn, queue: make(chan []byte, queue), done: make(chan struct{}), stop: make(chan struct{}),
+	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}), stop: make(chan struct{}),
 		ctx: ctx, cancel: cancel}
 }
 
-// Offer queues a frame without blocking; false when the queue is full.
-// Frames offered after Close are discarded (and reported as accepted:
-// the connection is already going away).
-func (k *socket) Offer(frame []byte) bool {
+// Offer queues a frame without blocking; false when it does not fit the
+// queue's bounds. Frames offered after Close are discarded (and reported
+// as accepted: the connection is already going away).
+func (k *socket) Offer(frame []byte) bool { return k.offer(frame, k.queue.Offer) }
+
+// OfferShare queues a frame within the share of the queue open to view
+// traffic (relay.Queue.OfferShare).
+func (k *socket) OfferShare(frame []byte) bool { return k.offer(frame, k.queue.OfferShare) }
+
+func (k *socket) offer(frame []byte, push func([]byte) bool) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closing {
 		return true
 	}
-	select {
-	case k.queue <- frame:
-		return true
-	default:
-		return false
-	}
+	return push(frame)
 }
 
 // Close asks the writer to close the socket with code and reason at once,
@@ -81,6 +84,7 @@ func (k *socket) closeWith(code int, reason string, flush bool) {
 	}
 	k.closing, k.flush, k.code, k.reason = true, flush, websocket.StatusCode(code), reason
 	if !flush {
+		k.queue.Discard() // its bytes are released now, not when the writer wakes
 		k.kill = time.AfterFunc(killGrace, k.cancel)
 	}
 	close(k.stop)
@@ -93,8 +97,8 @@ func (k *socket) writeLoop() {
 	defer k.stopKill()
 	for {
 		select {
-		case f := <-k.queue:
-			if k.write(f) != nil {
+		case <-k.queue.Ready():
+			if k.writeQueued() != nil {
 				_ = k.conn.CloseNow()
 				return
 			}
@@ -107,17 +111,22 @@ func (k *socket) writeLoop() {
 }
 
 func (k *socket) drain() {
-	if !k.flush {
-		return
+	if k.flush {
+		_ = k.writeQueued()
 	}
+}
+
+// writeQueued writes queued frames, oldest first, until the queue is
+// empty or the socket is closing (Close discards the queue, so the loop
+// ends at once). Each frame's bytes are released as the writer takes it.
+func (k *socket) writeQueued() error {
 	for {
-		select {
-		case f := <-k.queue:
-			if k.write(f) != nil {
-				return
-			}
-		default:
-			return
+		f, ok := k.queue.Pop()
+		if !ok {
+			return nil
+		}
+		if err := k.write(f); err != nil {
+			return err
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"container/list"
 	"net/http"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ type Session struct {
 	hostKey   digest
 	tombstone bool
 	reapAt    time.Time
+	tombEl    *list.Element // its place among the tombstones, oldest first
 }
 
 // Hub is the session's relay hub.
@@ -55,7 +57,7 @@ type keyRef struct {
 type store struct {
 	clock     Clock
 	retention time.Duration
-	max       int
+	limits    storeLimits
 	hubOpts   relay.Options
 	m         *metrics.Registry
 
@@ -64,12 +66,21 @@ type store struct {
 	byKey      map[digest]keyRef // cookie-key digest -> session and role
 	live       int
 	tombstones int
+	tombs      *list.List    // tombstones in the order they expired, oldest first
 	wake       chan struct{} // nudges the reaper when an earlier deadline appears
 }
 
-func newStore(c Clock, retention time.Duration, max int, hubOpts relay.Options, m *metrics.Registry) *store {
-	st := &store{clock: c, retention: retention, max: max, hubOpts: hubOpts, m: m,
-		byID: map[string]*Session{}, byKey: map[digest]keyRef{}, wake: make(chan struct{}, 1)}
+// storeLimits bound what the store holds: live sessions
+// (local.max_sessions; minting past it is refused) and tombstones
+// (local.max_tombstones; past it the oldest is deleted early, so a token
+// holder minting short sessions in a loop cannot grow them without bound).
+type storeLimits struct {
+	live, tombstones int
+}
+
+func newStore(c Clock, retention time.Duration, limits storeLimits, hubOpts relay.Options, m *metrics.Registry) *store {
+	st := &store{clock: c, retention: retention, limits: limits, hubOpts: hubOpts, m: m,
+		byID: map[string]*Session{}, byKey: map[digest]keyRef{}, tombs: list.New(), wake: make(chan struct{}, 1)}
 	st.gauge()
 	return st
 }
@@ -94,7 +105,7 @@ func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals 
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.live >= st.max {
+	if st.live >= st.limits.live {
 		return minted{}, ErrTooManySessions
 	}
 	st.byID[s.ID] = s
@@ -230,10 +241,22 @@ func (st *store) expireDue(s *Session) bool {
 	}
 	s.tombstone, s.credUsed = true, true
 	s.reapAt = s.ExpiresAt.Add(st.retention)
+	s.tombEl = st.tombs.PushBack(s)
 	st.live--
 	st.tombstones++
+	st.evictTombstones()
 	st.gauge()
 	return true
+}
+
+// evictTombstones deletes the oldest tombstones past local.max_tombstones
+// before their retention ends: they then answer as unknown (401) rather
+// than expired (410), which is the only thing the early deletion costs.
+func (st *store) evictTombstones() {
+	for st.tombstones > st.limits.tombstones {
+		old := st.tombs.Front().Value.(*Session)
+		st.reap(old.ID, old)
+	}
 }
 
 // sweep expires due sessions and deletes tombstones past retention. It
@@ -266,6 +289,7 @@ func (st *store) sweep() ([]*relay.Hub, time.Time) {
 // reap deletes a tombstone and every key that pointed at it.
 func (st *store) reap(id string, s *Session) {
 	delete(st.byID, id)
+	st.tombs.Remove(s.tombEl)
 	delete(st.byKey, s.hostKey)
 	if s.hasView {
 		delete(st.byKey, s.viewKey)

@@ -148,7 +148,7 @@ func TestExpiryTombstoneAndReaper(t *testing.T) {
 // expiresAt even if the reaper has not run (a laptop waking from sleep).
 func TestExpiryIsExactWithoutTheReaper(t *testing.T) {
 	clock := newFakeClock()
-	st := newStore(clock, time.Hour, 10, relayOptionsForTest(), nil)
+	st := newStore(clock, time.Hour, storeLimits{live: 10, tombstones: 10}, relayOptionsForTest(), nil)
 	m, _ := st.mint(origin, time.Second, false, true)
 	clock.now = clock.now.Add(time.Second) // no timers fire
 	if _, _, err := st.authenticate([]*http.Cookie{{Name: HostCookie, Value: m.HostCookieKey}}, origin, false); !errors.Is(err, ErrExpired) {

@@ -35,9 +35,17 @@ const (
 
 func closeCode(c httpx.Code) websocket.StatusCode { return closeCodes[c] }
 
+// requestOrigin is the Origin that bootstrap and /local/ws compare with
+// the launch origin: the request's only Origin header, or "" (which
+// matches no launch origin: 403, close 4403) when it has none or several.
+func requestOrigin(r *http.Request) string {
+	origin, _ := httpx.OneOrigin(r)
+	return origin
+}
+
 // serveWS is GET /local/ws: transport checks, upgrade, handshake, relay.
 func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
-	sess, role, authErr := s.store.authenticate(r.Cookies(), r.Header.Get("Origin"), false)
+	sess, role, authErr := s.store.authenticate(r.Cookies(), requestOrigin(r), false)
 	// Origin was checked above, exactly; the library's own check is a
 	// host pattern match and must not decide.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
@@ -45,7 +53,7 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // not a WebSocket upgrade; Accept answered it
 	}
 	conn.SetReadLimit(-1) // frames are bounded by readFrame, which survives oversize ones
-	k := newSocket(conn, s.opts.Local.OutboundQueue)
+	k := newSocket(conn, s.opts.Local.OutboundQueue, s.opts.Local.OutboundQueueBytes)
 	defer k.cancel()
 	if !s.track(k) {
 		_ = conn.Close(goingAway, goingAwayReason)

@@ -120,6 +120,18 @@ func LoopbackAuthority(hostport string, port int) bool {
 	return false
 }
 
+// OneOrigin returns the request's Origin when it carries exactly one
+// Origin header; ok is false when it carries none or several. Several
+// Origins are refused as a mismatch everywhere: which one a check reads
+// (the first? any?) must not decide whether a request gets in.
+func OneOrigin(r *http.Request) (origin string, ok bool) {
+	origins := r.Header.Values("Origin")
+	if len(origins) != 1 {
+		return "", false
+	}
+	return origins[0], true
+}
+
 // LoopbackOrigin reports whether origin is http://HOST:PORT for a loopback
 // name and exactly the given port.
 func LoopbackOrigin(origin string, port int) bool {

@@ -91,3 +91,25 @@ func TestStatusOfEveryCode(t *testing.T) {
 		}
 	}
 }
+
+func TestOneOrigin(t *testing.T) {
+	cases := []struct {
+		origins []string
+		want    string
+		ok      bool
+	}{
+		{nil, "", false},
+		{[]string{"http://a.example"}, "http://a.example", true},
+		{[]string{"http://a.example", "http://a.example"}, "", false},
+		{[]string{"http://a.example", "http://b.example"}, "", false},
+	}
+	for _, c := range cases {
+		r := httptest.NewRequest("GET", "/local/ws", nil)
+		for _, o := range c.origins {
+			r.Header.Add("Origin", o)
+		}
+		if got, ok := OneOrigin(r); got != c.want || ok != c.ok {
+			t.Errorf("%v: %q %v, want %q %v", c.origins, got, ok, c.want, c.ok)
+		}
+	}
+}
