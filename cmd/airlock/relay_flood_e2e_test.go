@@ -133,6 +133,7 @@ func stateFrame(sessionID string, seq int, chunk string) (frame, prefix []byte) 
 }
 
 func TestRelayFloodViewNeverReads(t *testing.T) {
+	t.Parallel()
 	sc := floodScenario()
 	p := startSessions(t, sc.env...)
 	s := connect(t, p, 0, localclient.MintOptions{})
@@ -227,6 +228,7 @@ func requestFrame(sessionID, id, pad string) []byte {
 }
 
 func TestRelayFloodHostNotReading(t *testing.T) {
+	t.Parallel()
 	// A small host queue: views may fill 8 of its 16 messages.
 	p := startSessions(t, "AIRLOCK_LOCAL_OUTBOUND_QUEUE=16")
 	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
@@ -293,6 +295,7 @@ func TestRelayFloodHostNotReading(t *testing.T) {
 }
 
 func TestRelayFloodInFlightBound(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 2, localclient.MintOptions{})
 	v, other, host := s.views[0], s.views[1], s.host

@@ -36,6 +36,7 @@ func dialOrigins(t *testing.T, p *proc, origins []string, cookies ...*http.Cooki
 }
 
 func TestRelayTwoOriginsRefused(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	launch := s.m.LaunchOrigin
@@ -67,6 +68,7 @@ func TestRelayTwoOriginsRefused(t *testing.T) {
 }
 
 func TestSessionBootstrapTwoOriginsRefused(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{})
 	body, _ := json.Marshal(map[string]string{"workspaceSessionId": m.WorkspaceSessionID, "viewCredential": m.ViewCredential})
@@ -93,6 +95,7 @@ func TestSessionBootstrapTwoOriginsRefused(t *testing.T) {
 // is deleted early. Each session is waited for until it answers 410, so
 // they become tombstones in a known order.
 func TestSessionTombstoneCap(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t, "AIRLOCK_LOCAL_MAX_TOMBSTONES=2")
 	expired := func() *localclient.Minted {
 		m := p.mintFor(t, localclient.MintOptions{TTLSeconds: 1})
