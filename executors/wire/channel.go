@@ -35,7 +35,7 @@ type Hello struct {
 // Anything that is not a well-formed object is not a control message; it
 // then fails ParseAnswer with its own rule.
 func IsControl(data []byte) bool {
-	m, err := members(data)
+	m, err := Members(data)
 	if err != nil {
 		return false
 	}

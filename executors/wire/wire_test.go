@@ -3,35 +3,24 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/airlock/airlock/executors/wire/wiretest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// golden reads testdata/<dir>/*.txt (dir like "wire/call"): the frame, a
-// line "----", then the expected rule id or "ok".
+// golden reads testdata/<dir>/*.txt (dir like "wire/call") as
+// wiretest.Golden does: the frame, a line "----", then the expected rule
+// id or "ok".
 func golden(t testing.TB, dir string) map[string][2]string {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", dir, "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files in %s: %v", dir, err)
-	}
 	cases := map[string][2]string{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, want, ok := strings.Cut(string(data), "\n----\n")
-		if !ok {
-			t.Fatalf("%s: no separator", f)
-		}
-		cases[strings.TrimSuffix(filepath.Base(f), ".txt")] = [2]string{in, strings.TrimSpace(want)}
+	for name, c := range wiretest.Golden(t, dir) {
+		cases[name] = [2]string{c.In, c.Want}
 	}
 	return cases
 }
@@ -258,6 +247,7 @@ func FuzzParseCall(f *testing.F) {
 			}
 			return
 		}
+		checkAccepted(t, data, c.CallID, c.Tool, c.DescriptorID)
 		enc, err := json.Marshal(c)
 		if err != nil {
 			t.Fatalf("accepted call does not encode: %v", err)
@@ -289,6 +279,7 @@ func FuzzParseAnswer(f *testing.F) {
 			}
 			return
 		}
+		checkAccepted(t, data, a.CallID)
 		enc, err := json.Marshal(a)
 		if err != nil {
 			t.Fatalf("accepted answer does not encode: %v", err)
@@ -301,4 +292,26 @@ func FuzzParseAnswer(f *testing.F) {
 			t.Fatalf("re-encoded answer differs:\n%+v\n%+v", a, back)
 		}
 	})
+}
+
+// checkAccepted holds an accepted envelope to PROTOCOL's rules with
+// oracles that do not use the parser's code: no two keys equal under
+// strings.EqualFold in any object, and no identifier holding a control,
+// bidi-override or line-separator character.
+func checkAccepted(t *testing.T, data []byte, ids ...string) {
+	t.Helper()
+	if wiretest.FoldDuplicate(data) {
+		t.Fatalf("accepted a case-folded duplicate key: %q", data)
+	}
+	for _, id := range ids {
+		if i := strings.IndexFunc(id, forbiddenInID); i >= 0 {
+			t.Fatalf("accepted identifier %+q", id)
+		}
+	}
+}
+
+// forbiddenInID is PROTOCOL section 5's list, written out again.
+func forbiddenInID(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) ||
+		(r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029
 }
