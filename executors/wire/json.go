@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 )
 
 // The helpers below accept exactly one JSON type each; null is never a
 // value of any type.
 
+// asString decodes a JSON string. raw comes from a walked document, so a
+// string without escapes is its bytes between the quotes.
 func asString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
 	}
 	var s string
 	return s, json.Unmarshal(raw, &s) == nil
@@ -25,8 +31,8 @@ func asCount(raw json.RawMessage) (int, bool) {
 	if !integerLiteral.Match(raw) {
 		return 0, false
 	}
-	var n int
-	return n, json.Unmarshal(raw, &n) == nil
+	n, err := strconv.Atoi(string(raw))
+	return n, err == nil
 }
 
 func asBool(raw json.RawMessage) (bool, bool) {

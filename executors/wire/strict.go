@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -57,7 +58,8 @@ const smallObject = 16
 // ErrTrailingData, ErrTooDeep and ErrDuplicateKey; a document that is
 // not JSON is reported so even when it also holds a duplicate key.
 func Walk(data []byte, maxDepth int) error {
-	w := walker{data: data, maxDepth: maxDepth}
+	w := getWalker(data, maxDepth, false)
+	defer putWalker(w)
 	return w.document()
 }
 
@@ -71,7 +73,8 @@ func Members(data []byte) (map[string]json.RawMessage, error) {
 // MembersDepth is Members with another depth bound (relay frames carry
 // deeper client state than envelopes do).
 func MembersDepth(data []byte, maxDepth int) (map[string]json.RawMessage, error) {
-	w := walker{data: data, maxDepth: maxDepth, collect: true}
+	w := getWalker(data, maxDepth, true)
+	defer putWalker(w)
 	if err := w.document(); err != nil {
 		return nil, err
 	}
@@ -93,11 +96,33 @@ type walker struct {
 	depth    int
 	maxDepth int
 	keys     []key
-	keyBuf   [32]key
 	dup      bool // a duplicate was seen; reported if the rest is JSON
 	collect  bool // record the top-level members
 	isObject bool // the document is an object
 	top      []member
+}
+
+// walkers are reused so that a walk allocates nothing for keys without
+// escapes; a walker that grew past maxPooledKeys is not kept, so one huge
+// document does not pin its memory.
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+const maxPooledKeys = 1024
+
+func getWalker(data []byte, maxDepth int, collect bool) *walker {
+	w := walkers.Get().(*walker)
+	*w = walker{data: data, maxDepth: maxDepth, collect: collect, keys: w.keys[:0], top: w.top[:0]}
+	return w
+}
+
+func putWalker(w *walker) {
+	if cap(w.keys) > maxPooledKeys || cap(w.top) > maxPooledKeys {
+		return
+	}
+	clear(w.keys[:cap(w.keys)])
+	clear(w.top[:cap(w.top)])
+	*w = walker{keys: w.keys[:0], top: w.top[:0]}
+	walkers.Put(w)
 }
 
 // key is one object key: its span in data (quotes excluded), its text
@@ -115,7 +140,6 @@ type member struct {
 }
 
 func (w *walker) document() error {
-	w.keys = w.keyBuf[:0]
 	w.skipSpace()
 	w.isObject = w.pos < len(w.data) && w.data[w.pos] == '{'
 	if err := w.value(); err != nil {
