@@ -231,9 +231,9 @@ func (a Answer) MarshalJSON() ([]byte, error) {
 		Budget  *Budget `json:"budget,omitempty"`
 	}
 	if a.OK {
-		return json.Marshal(ok{a.V, a.CallID, true, a.Observed, a.Budget})
+		return marshal(ok{a.V, a.CallID, true, a.Observed, a.Budget})
 	}
-	return json.Marshal(refused{a.V, a.CallID, false, a.Refused, a.Why, a.Budget})
+	return marshal(refused{a.V, a.CallID, false, a.Refused, a.Why, a.Budget})
 }
 
 // Observed builds an OK answer to callID.

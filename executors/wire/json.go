@@ -72,11 +72,22 @@ func Canonical(raw json.RawMessage) ([]byte, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fail(Malformed, "not valid JSON")
 	}
+	out, err := marshal(v)
+	if err != nil {
+		return nil, fail(Malformed, "not valid JSON")
+	}
+	return out, nil
+}
+
+// marshal encodes v as json.Marshal does but without HTML escaping, so
+// that args and observed are sent as they were parsed: json.Marshal would
+// turn "&" inside them into "\u0026" (equal JSON, other bytes).
+func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, fail(Malformed, "not valid JSON")
+		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
