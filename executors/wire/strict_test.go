@@ -209,3 +209,38 @@ func FuzzDecodeStrict(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFoldKeys holds the fold to strings.EqualFold over arbitrary pairs of
+// keys, in a small object (compared pairwise) and in a large one (a map of
+// folded keys): Fold agrees with EqualFold on the pair, and the walk finds
+// a duplicate exactly when the oracle does.
+func FuzzFoldKeys(f *testing.F) {
+	for _, p := range [][2]string{{"a", "b"}, {"path", "Path"}, {"k", "\u212a"}, {"s", "\u017f"}, {"ß", "ss"}, {"σ", "ς"}, {"\u0130", "i"}, {"x", "x"}} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, k1, k2 string) {
+		q1, _ := json.Marshal(k1) // invalid UTF-8 becomes \ufffd, as a decoder reads it
+		q2, _ := json.Marshal(k2)
+		var u1, u2 string
+		_ = json.Unmarshal(q1, &u1)
+		_ = json.Unmarshal(q2, &u2)
+		want := strings.EqualFold(u1, u2)
+		if got := string(Fold([]byte(u1))) == string(Fold([]byte(u2))); got != want {
+			t.Fatalf("Fold(%+q) == Fold(%+q) is %v, EqualFold %v", u1, u2, got, want)
+		}
+		var filler strings.Builder
+		for i := range smallObject + 4 {
+			fmt.Fprintf(&filler, `"f%d":0,`, i)
+		}
+		for _, doc := range []string{
+			`{"x":[{` + string(q1) + `:1,` + string(q2) + `:2}]}`,
+			`{` + filler.String() + string(q1) + `:1,` + string(q2) + `:2}`,
+		} {
+			dup := wiretest.FoldDuplicate([]byte(doc))
+			err := Walk([]byte(doc), MaxDepth)
+			if (err == ErrDuplicateKey) != dup || (err != nil && err != ErrDuplicateKey) {
+				t.Fatalf("Walk(%+q) = %v, oracle finds a duplicate: %v", doc, err, dup)
+			}
+		}
+	})
+}
