@@ -21,10 +21,10 @@ func quote(s string) []byte {
 
 // CompactMember returns raw compacted when it may stand as a member of an
 // envelope (args in a call, observed in an answer): one JSON object, valid
-// UTF-8, unique keys at every depth, and nested at most maxDepth-1 deep so
-// the envelope around it stays within maxDepth.
+// UTF-8, unique keys at every depth, and nested at most MaxDepth-1 deep so
+// the envelope around it stays within MaxDepth.
 func CompactMember(raw []byte) (json.RawMessage, error) {
-	if err := Walk(raw, maxDepth-1); err != nil {
+	if err := Walk(raw, MaxDepth-1); err != nil {
 		return nil, err
 	}
 	trimmed := bytes.TrimSpace(raw)

@@ -21,30 +21,13 @@ import (
 // insignificant white space around it and nothing after it), in valid
 // UTF-8, nested at most a given depth, and no object in it, at any depth,
 // holds two keys that are equal under simple case folding.
-//
-// # The fold (clients that mirror this rule must implement exactly this)
-//
-// Keys are compared after JSON unescaping. Two keys are equal under
-// folding when they have the same number of code points and, position by
-// position, the code points belong to the same simple case-folding orbit
-// of Go's unicode.SimpleFold (Unicode CaseFolding.txt, status C and S);
-// this is Go's strings.EqualFold, and exactly the relation by which
-// encoding/json matches an object key to a struct field. Each code point
-// is folded to the smallest code point of its orbit: for ASCII that is the
-// upper-case letter; "k", "K" and U+212A (Kelvin sign) all fold to "K";
-// "s", "S" and U+017F (long s) to "S"; "σ", "ς" and "Σ" to "Σ"; "ß" and
-// U+1E9E to "ß". Full foldings that change length are not applied: "ß" and
-// "ss" are different keys, and U+0130 and U+0131 fold only to themselves.
-// An unpaired surrogate escape (\ud800) unescapes to U+FFFD, as in
-// encoding/json.
+// The fold is Fold's; clients that mirror this rule (the JavaScript
+// client's wire part) must implement exactly that.
 
 // MaxDepth bounds nesting (objects and arrays) in envelopes, channel
 // frames and descriptors, so a hostile document cannot make the walk or a
 // later decoder recurse without limit.
 const MaxDepth = 128
-
-// maxDepth is MaxDepth under its historical name in this package.
-const maxDepth = MaxDepth
 
 // smallObject is the number of keys up to which an object's keys are
 // compared pairwise (by fold hash, then EqualFold); past it they go into a
@@ -54,7 +37,7 @@ const smallObject = 16
 
 // Walk checks data in full: one JSON value, valid UTF-8, at most
 // maxDepth nested containers, no two keys of an object equal under
-// folding. The error is nil or one of ErrNotJSON, ErrNotUTF8,
+// folding (Fold). The error is nil or one of ErrNotJSON, ErrNotUTF8,
 // ErrTrailingData, ErrTooDeep and ErrDuplicateKey; a document that is
 // not JSON is reported so even when it also holds a duplicate key.
 func Walk(data []byte, maxDepth int) error {
@@ -470,8 +453,27 @@ func foldRune(r rune) rune {
 	}
 }
 
-// Fold returns the canonical fold of a key (see the package's fold
-// rule): two keys are duplicates exactly when their folds are equal.
+// Fold returns the canonical fold of an (unescaped) key: two keys of one
+// object are duplicates exactly when their folds are equal.
+//
+// # The fold, exactly (clients that mirror the rule implement this)
+//
+// Keys are compared after JSON unescaping. Two keys are equal under
+// folding when they have the same number of code points and, position by
+// position, the code points belong to the same simple case-folding orbit
+// of Go's unicode.SimpleFold (Unicode CaseFolding.txt, status C and S);
+// this is Go's strings.EqualFold, and exactly the relation by which
+// encoding/json matches an object key to a struct field. Each code point
+// is folded to the smallest code point of its orbit: for ASCII that is the
+// upper-case letter; "k", "K" and U+212A (Kelvin sign) all fold to "K";
+// "s", "S" and U+017F (long s) to "S"; "σ", "ς" and "Σ" to "Σ"; "ß" and
+// U+1E9E to "ß". Full foldings that change length are not applied: "ß" and
+// "ss" are different keys, and U+0130 and U+0131 fold only to themselves.
+// An unpaired surrogate escape (\ud800) unescapes to U+FFFD, as in
+// encoding/json. The tables are those of the broker's Go release
+// (unicode.Version, 15.0.0 for Go 1.26); a client without SimpleFold can
+// build the orbits from CaseFolding.txt of that version (code points that
+// map, by status C or S, to the same code point form one orbit).
 func Fold(key []byte) []byte {
 	out := make([]byte, 0, len(key))
 	for _, r := range string(key) {
