@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -35,7 +34,7 @@ type Hello struct {
 // Anything that is not a well-formed object is not a control message; it
 // then fails ParseAnswer with its own rule.
 func IsControl(data []byte) bool {
-	m, err := members(data)
+	m, err := Members(data)
 	if err != nil {
 		return false
 	}
@@ -128,24 +127,21 @@ func CatalogFrame(ds []Descriptor) []byte {
 	for i, d := range ds {
 		list[i] = catalogDescriptor{DescriptorID: d.DescriptorID, Tools: d.Tools, Bounds: d.Bounds}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(struct {
+	data, _ := marshal(struct {
 		Type        string              `json:"type"`
 		Descriptors []catalogDescriptor `json:"descriptors"`
 	}{TypeCatalog, list})
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return data
 }
 
 // CallFrame encodes c as the call envelope sent on the channel.
 func CallFrame(c Call) []byte {
-	data, _ := json.Marshal(c)
+	data, _ := marshal(c)
 	return data
 }
 
 // AnswerFrame encodes a as the answer envelope sent on the channel.
 func AnswerFrame(a Answer) []byte {
-	data, _ := json.Marshal(a)
+	data, _ := marshal(a)
 	return data
 }

@@ -106,6 +106,7 @@ func FuzzParseHello(f *testing.F) {
 			}
 			return
 		}
+		checkAccepted(t, data, h.Bearer)
 		if _, err := ParseHello(HelloFrame(h.Bearer)); err != nil {
 			t.Fatalf("an accepted hello does not round-trip: %v", err)
 		}
@@ -121,6 +122,14 @@ func FuzzParseCatalog(f *testing.F) {
 		if err != nil {
 			return
 		}
+		ids := []string{}
+		for _, d := range ds {
+			ids = append(ids, d.DescriptorID)
+			for _, tool := range d.Tools {
+				ids = append(ids, tool.Name)
+			}
+		}
+		checkAccepted(t, data, ids...)
 		if _, err := ParseCatalog(CatalogFrame(ds)); err != nil {
 			t.Fatalf("an accepted catalog does not round-trip: %v", err)
 		}

@@ -195,23 +195,3 @@ func (b Bounds) EchoMatches(echo json.RawMessage) bool {
 	c, err := Canonical(echo)
 	return err == nil && bytes.Equal(c, b.Canonical())
 }
-
-// DecodeStrict decodes one JSON value into v, refusing unknown keys,
-// duplicate keys and trailing data. Plugin descriptors and channel control
-// messages are read with it.
-func DecodeStrict(data []byte, v any) error {
-	if err := walk(data); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		// The decoder's text names the offending key or type; it is for an
-		// operator's log, never for a wire refusal.
-		if strings.Contains(err.Error(), "unknown field") {
-			return fmt.Errorf("%w (%v)", fail(UnknownField, "a key outside the allowlist"), err)
-		}
-		return fmt.Errorf("%w (%v)", fail(Malformed, "does not match the expected shape"), err)
-	}
-	return nil
-}

@@ -58,13 +58,13 @@ func ParseCall(data []byte) (Call, error) {
 	c := Call{V: Version}
 	var ok bool
 	if c.CallID, ok = ident(m["callId"]); !ok {
-		return Call{}, fail(Malformed, "callId must be a string of 1 to 128 printable characters")
+		return Call{}, fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
 	}
 	if c.Tool, ok = ident(m["tool"]); !ok {
-		return Call{}, fail(Malformed, "tool must be a string of 1 to 128 printable characters")
+		return Call{}, fail(Malformed, "tool must be a string of 1 to 128 identifier characters")
 	}
 	if c.DescriptorID, ok = ident(m["descriptorId"]); !ok {
-		return Call{}, fail(Malformed, "descriptorId must be a string of 1 to 128 printable characters")
+		return Call{}, fail(Malformed, "descriptorId must be a string of 1 to 128 identifier characters")
 	}
 	if c.Args, ok = asObject(m["args"]); !ok {
 		return Call{}, fail(Malformed, "args must be an object")
@@ -86,7 +86,7 @@ func ParseAnswer(data []byte) (Answer, error) {
 	a := Answer{V: Version}
 	var ok bool
 	if a.CallID, ok = ident(m["callId"]); !ok {
-		return Answer{}, fail(Malformed, "callId must be a string of 1 to 128 printable characters")
+		return Answer{}, fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
 	}
 	if a.OK, ok = asBool(m["ok"]); !ok {
 		return Answer{}, fail(Malformed, "ok must be a boolean")
@@ -125,7 +125,7 @@ func ParseAnswer(data []byte) (Answer, error) {
 // envelope splits data into members and applies the checks shared by calls
 // and answers: the version, then the allowlist.
 func envelope(data []byte, allowed map[string]bool) (map[string]json.RawMessage, error) {
-	m, err := members(data)
+	m, err := Members(data)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func envelope(data []byte, allowed map[string]bool) (map[string]json.RawMessage,
 }
 
 func parseBudget(raw json.RawMessage) (*Budget, error) {
-	m, err := members(raw)
+	m, err := Members(raw)
 	if err != nil {
 		return nil, fail(Malformed, "budget must be an object")
 	}
@@ -167,19 +167,39 @@ func parseBudget(raw json.RawMessage) (*Budget, error) {
 	return &b, nil
 }
 
-// ident accepts a string of 1 to maxIDLen characters with no control
-// characters, so ids are safe to log.
+// ident accepts a string of 1 to maxIDLen characters that are all
+// identifier-safe (IDRune), so ids are safe to log and to show.
 func ident(raw json.RawMessage) (string, bool) {
 	s, ok := asString(raw)
 	if !ok || s == "" || utf8.RuneCountInString(s) > maxIDLen {
 		return "", false
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if !IDRune(r) {
 			return "", false
 		}
 	}
 	return s, true
+}
+
+// IDRune reports whether r may appear in an identifier (callId, tool,
+// descriptorId, a bearer): PROTOCOL section 5 refuses control characters
+// (C0, DEL and C1: Go's unicode.IsControl), the bidirectional overrides
+// and isolates U+202A–U+202E and U+2066–U+2069, and the line and
+// paragraph separators U+2028 and U+2029, all of which can make a logged
+// or displayed id read as something else. U+FFFD is refused too: it is
+// what invalid input decodes to. Everything else is allowed, so ids may
+// be in any script.
+func IDRune(r rune) bool {
+	switch {
+	case unicode.IsControl(r), r == utf8.RuneError:
+		return false
+	case 0x202A <= r && r <= 0x202E, 0x2066 <= r && r <= 0x2069:
+		return false
+	case r == 0x2028, r == 0x2029:
+		return false
+	}
+	return true
 }
 
 // Validate reports whether c would survive ParseCall, so that envelopes
@@ -211,9 +231,9 @@ func (a Answer) MarshalJSON() ([]byte, error) {
 		Budget  *Budget `json:"budget,omitempty"`
 	}
 	if a.OK {
-		return json.Marshal(ok{a.V, a.CallID, true, a.Observed, a.Budget})
+		return marshal(ok{a.V, a.CallID, true, a.Observed, a.Budget})
 	}
-	return json.Marshal(refused{a.V, a.CallID, false, a.Refused, a.Why, a.Budget})
+	return marshal(refused{a.V, a.CallID, false, a.Refused, a.Why, a.Budget})
 }
 
 // Observed builds an OK answer to callID.
@@ -235,7 +255,7 @@ const UnreadableCallID = "-"
 // callId when one can be read and uses the rule and static detail of err.
 func RefuseBody(data []byte, err error) Answer {
 	id := UnreadableCallID
-	if m, merr := members(data); merr == nil {
+	if m, merr := Members(data); merr == nil {
 		if s, ok := ident(m["callId"]); ok {
 			id = s
 		}

@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 )
 
 // Helpers for the wazero executors, which build answers from guest output
@@ -22,25 +21,20 @@ func quote(s string) []byte {
 
 // CompactMember returns raw compacted when it may stand as a member of an
 // envelope (args in a call, observed in an answer): one JSON object, valid
-// UTF-8, unique keys at every depth, and nested at most maxDepth-1 deep so
-// the envelope around it stays within maxDepth.
+// UTF-8, unique keys at every depth, and nested at most MaxDepth-1 deep so
+// the envelope around it stays within MaxDepth.
 func CompactMember(raw []byte) (json.RawMessage, error) {
-	if !utf8.Valid(raw) {
-		return nil, fail(Malformed, "not valid UTF-8")
+	if err := Walk(raw, MaxDepth-1); err != nil {
+		return nil, err
 	}
 	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, fail(Malformed, "not a JSON object")
-	}
-	wrapped := make([]byte, 0, len(trimmed)+2)
-	wrapped = append(append(append(wrapped, '['), trimmed...), ']')
-	if err := walk(wrapped); err != nil {
-		return nil, err
+	if trimmed[0] != '{' {
+		return nil, ErrNotObject
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(trimmed))
 	if err := json.Compact(&buf, trimmed); err != nil {
-		return nil, fail(Malformed, "not valid JSON")
+		return nil, ErrNotJSON
 	}
 	return buf.Bytes(), nil
 }

@@ -17,7 +17,7 @@ func TestValidID(t *testing.T) {
 }
 
 func TestCompactMember(t *testing.T) {
-	deep := strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1)
+	deep := strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1)
 	for in, want := range map[string]string{
 		` { "a" : [1, 2] } ` + "\n":         `{"a":[1,2]}`,
 		`{"n":1e400}`:                       `{"n":1e400}`,
@@ -47,7 +47,7 @@ func TestCompactMember(t *testing.T) {
 // TestCompactMemberFitsEnvelope: whatever CompactMember accepts parses as
 // the observed member of an answer.
 func TestCompactMemberFitsEnvelope(t *testing.T) {
-	deep := strings.Repeat("[", maxDepth-2) + strings.Repeat("]", maxDepth-2)
+	deep := strings.Repeat("[", MaxDepth-2) + strings.Repeat("]", MaxDepth-2)
 	obs, err := CompactMember([]byte(`{"d":` + deep + `}`))
 	if err != nil {
 		t.Fatal(err)

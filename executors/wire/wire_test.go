@@ -3,35 +3,24 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/airlock/airlock/executors/wire/wiretest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// golden reads testdata/<dir>/*.txt (dir like "wire/call"): the frame, a
-// line "----", then the expected rule id or "ok".
+// golden reads testdata/<dir>/*.txt (dir like "wire/call") as
+// wiretest.Golden does: the frame, a line "----", then the expected rule
+// id or "ok".
 func golden(t testing.TB, dir string) map[string][2]string {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", dir, "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files in %s: %v", dir, err)
-	}
 	cases := map[string][2]string{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, want, ok := strings.Cut(string(data), "\n----\n")
-		if !ok {
-			t.Fatalf("%s: no separator", f)
-		}
-		cases[strings.TrimSuffix(filepath.Base(f), ".txt")] = [2]string{in, strings.TrimSpace(want)}
+	for name, c := range wiretest.Golden(t, dir) {
+		cases[name] = [2]string{c.In, c.Want}
 	}
 	return cases
 }
@@ -244,8 +233,9 @@ func TestDecodeStrict(t *testing.T) {
 }
 
 // FuzzParseCall: never panics, and never accepts an envelope that
-// re-encodes differently: what it accepts encodes to bytes that parse back
-// to the same call, and encode again to the same bytes.
+// re-encodes differently: what it accepts encodes (CallFrame, as the
+// broker sends it) to bytes that parse back to the same call, and encode
+// again to the same bytes.
 func FuzzParseCall(f *testing.F) {
 	for _, c := range golden(f, "wire/call") {
 		f.Add([]byte(c[0]))
@@ -258,10 +248,8 @@ func FuzzParseCall(f *testing.F) {
 			}
 			return
 		}
-		enc, err := json.Marshal(c)
-		if err != nil {
-			t.Fatalf("accepted call does not encode: %v", err)
-		}
+		checkAccepted(t, data, c.CallID, c.Tool, c.DescriptorID)
+		enc := CallFrame(c)
 		back, err := ParseCall(enc)
 		if err != nil {
 			t.Fatalf("re-encoded call refused: %v\n%s", err, enc)
@@ -269,7 +257,7 @@ func FuzzParseCall(f *testing.F) {
 		if !reflect.DeepEqual(c, back) {
 			t.Fatalf("re-encoded call differs:\n%+v\n%+v", c, back)
 		}
-		enc2, _ := json.Marshal(back)
+		enc2 := CallFrame(back)
 		if !bytes.Equal(enc, enc2) {
 			t.Fatalf("encoding is not stable:\n%s\n%s", enc, enc2)
 		}
@@ -289,10 +277,8 @@ func FuzzParseAnswer(f *testing.F) {
 			}
 			return
 		}
-		enc, err := json.Marshal(a)
-		if err != nil {
-			t.Fatalf("accepted answer does not encode: %v", err)
-		}
+		checkAccepted(t, data, a.CallID)
+		enc := AnswerFrame(a)
 		back, err := ParseAnswer(enc)
 		if err != nil {
 			t.Fatalf("re-encoded answer refused: %v\n%s", err, enc)
@@ -301,4 +287,26 @@ func FuzzParseAnswer(f *testing.F) {
 			t.Fatalf("re-encoded answer differs:\n%+v\n%+v", a, back)
 		}
 	})
+}
+
+// checkAccepted holds an accepted envelope to PROTOCOL's rules with
+// oracles that do not use the parser's code: no two keys equal under
+// strings.EqualFold in any object, and no identifier holding a control,
+// bidi-override or line-separator character.
+func checkAccepted(t *testing.T, data []byte, ids ...string) {
+	t.Helper()
+	if wiretest.FoldDuplicate(data) {
+		t.Fatalf("accepted a case-folded duplicate key: %q", data)
+	}
+	for _, id := range ids {
+		if i := strings.IndexFunc(id, forbiddenInID); i >= 0 {
+			t.Fatalf("accepted identifier %+q", id)
+		}
+	}
+}
+
+// forbiddenInID is PROTOCOL section 5's list, written out again.
+func forbiddenInID(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) ||
+		(r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029
 }

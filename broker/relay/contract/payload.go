@@ -19,9 +19,13 @@ const (
 	MaxGraphBytes = 10 << 20
 )
 
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+// idPattern is what a requestId (PROTOCOL section 4) and a viewId may
+// hold. Broker-made view ids ("v_" and URL-safe base64) fit it; anything
+// else (a control, bidi-override or separator character included) names
+// no view and is refused before it can be routed or logged.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
-func validRequestID(id string) bool { return requestIDPattern.MatchString(id) }
+func validRequestID(id string) bool { return idPattern.MatchString(id) }
 
 // payload wraps a message for the per-type checks.
 type payload struct{ m *Message }
@@ -72,7 +76,7 @@ func (p payload) viewID(required bool, own string) *Refusal {
 		return nil
 	}
 	id, ok := stringValue(v)
-	if !ok || id == "" || (own != "" && id != own) {
+	if !ok || !idPattern.MatchString(id) || (own != "" && id != own) {
 		return invalid(DetailViewID)
 	}
 	p.m.ViewID = id

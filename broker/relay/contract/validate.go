@@ -5,13 +5,11 @@
 package contract
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"unicode/utf8"
 
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // ProtocolVersion is the only version this broker speaks.
@@ -161,38 +159,24 @@ func checkType(m *Message, c Context) *Refusal {
 	return nil
 }
 
-// objectMembers splits data, which must be exactly one JSON object in
-// valid UTF-8, into its members. A duplicate key is refused: two readers
-// (the broker and a client) could take different values from it.
+// MaxFrameDepth bounds the nesting of a frame: encoding/json's own bound,
+// which every later reader of the frame (canonical targets, clients
+// written in Go) would hit anyway. Frames carry client state, so the
+// bound is far above the envelopes' wire.MaxDepth.
+const MaxFrameDepth = 10000
+
+// objectMembers splits data, which must be exactly one JSON object, into
+// its members after wire's strict walk of the whole of it: valid UTF-8,
+// and no two keys equal under case folding in any object at any depth
+// (PROTOCOL section 1), since two readers (the broker and a client) could
+// take different values from them.
 func objectMembers(data []byte) (map[string]json.RawMessage, *Refusal) {
-	if !utf8.Valid(data) {
+	m, err := wire.MembersDepth(data, MaxFrameDepth)
+	switch {
+	case errors.Is(err, wire.ErrDuplicateKey):
+		return nil, invalid(DetailDuplicateKey)
+	case err != nil:
 		return nil, invalid(DetailNotJSONObject)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, invalid(DetailNotJSONObject)
-	}
-	members := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		key, isKey := tok.(string)
-		if err != nil || !isKey {
-			return nil, invalid(DetailNotJSONObject)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, invalid(DetailNotJSONObject)
-		}
-		if _, dup := members[key]; dup {
-			return nil, invalid(DetailDuplicateKey)
-		}
-		members[key] = v
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, invalid(DetailNotJSONObject)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, invalid(DetailNotJSONObject)
-	}
-	return members, nil
+	return m, nil
 }
