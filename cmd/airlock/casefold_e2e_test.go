@@ -31,6 +31,7 @@ import (
 // admitted, and its fetch never reaches that address; a well-formed
 // plugin beside it is admitted and its fetch does arrive.
 func TestCaseFoldPluginNotAdmitted(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	web := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		hits.Add(1)
@@ -101,6 +102,7 @@ func callBody(callID, tool, descriptor, args string, echo []byte) string {
 // key has no callId anyone can trust, so the refusal's is "-"); the same
 // call with one of them is answered.
 func TestCaseFoldArgsRefused(t *testing.T) {
+	t.Parallel()
 	w := newFixtureWorld(t)
 	echo := w.bounds.Canonical()
 	for name, args := range map[string]string{
@@ -123,6 +125,7 @@ func TestCaseFoldArgsRefused(t *testing.T) {
 // TestCallIDBidiRefused: a callId holding U+202E (right-to-left override)
 // is refused malformed with 400, and the refusal does not echo it.
 func TestCallIDBidiRefused(t *testing.T) {
+	t.Parallel()
 	w := newFixtureWorld(t)
 	echo := w.bounds.Canonical()
 	for _, id := range []string{"call\u202e1", `call\u202e1`, "call\u20661", "call\u20281", "call\u007f1"} {
@@ -141,6 +144,7 @@ func TestCallIDBidiRefused(t *testing.T) {
 // executor-unauthenticated like any malformed hello, and never attaches
 // its catalog; the same bearer in a well-formed hello does.
 func TestCaseFoldHelloRefused(t *testing.T) {
+	t.Parallel()
 	w := newChanWorld(t)
 	bearer := w.pair("env")
 	claim := wire.CatalogFrame([]wire.Descriptor{{DescriptorID: "fx", Tools: []wire.Tool{{Name: "echo", InputSchema: json.RawMessage(`{}`)}}, Bounds: w.bounds}})
@@ -167,6 +171,7 @@ func TestCaseFoldHelloRefused(t *testing.T) {
 // "LaunchOrigin", or only "LaunchOrigin", is 400 INVALID_MESSAGE and
 // mints nothing; the well-formed body mints.
 func TestCaseFoldMintRefused(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	auth := map[string]string{"X-Tensorviz-Token": sessionToken}
 	minted := func() float64 { return max(0, p.metric(t, "airlock_sessions_minted_total")) }
@@ -198,6 +203,7 @@ func TestCaseFoldMintRefused(t *testing.T) {
 // duplicate key, at the top level or inside its payload, is refused
 // INVALID_MESSAGE duplicate-key and relays nothing.
 func TestCaseFoldRelayFrameRefused(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 1, localclient.MintOptions{})
 	view := s.views[0]
