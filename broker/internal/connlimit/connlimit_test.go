@@ -276,3 +276,43 @@ func (w *world) phaseIs(p phase) bool {
 	defer w.l.mu.Unlock()
 	return w.l.conns.Len() == 1 && w.l.conns.Front().Value.(*conn).phase == p
 }
+
+// TestHammerAccounting races admissions, evictions, refusals and closes
+// on a small cap; afterwards every slot must be free again.
+func TestHammerAccounting(t *testing.T) {
+	w := newWorld(t, 4, time.Minute)
+	const workers, rounds = 16, 20
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range rounds {
+				c, err := net.Dial("tcp", w.addr)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				switch (i + j) % 3 {
+				case 0: // a whole request, answered or refused
+					_, _ = io.WriteString(c, get("/ok"))
+					_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+					if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+						resp.Body.Close()
+					}
+				case 1: // half a request
+					_, _ = io.WriteString(c, "GET /ok HTTP/1.1\r\nHo")
+				}
+				c.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	w.waitOpen(0)
+	w.l.mu.Lock()
+	n := w.l.conns.Len()
+	w.l.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d connections still tracked", n)
+	}
+}
