@@ -211,9 +211,9 @@ func TestConnectionCapShedsSlowClientsThenRefuses(t *testing.T) {
 	baseline := fdCount(t, pid)
 
 	// Fill the cap with slow clients, more than fit: the oldest make room
-	// for the newest.
+	// for the newest, the first of them (a dripping body) among them.
 	var slow []*slowConn
-	for i := range maxConns {
+	for i := range maxConns + 8 {
 		slow = append(slow, dialSlow(t, p, slowKind(i%4)))
 	}
 	// With the cap full of slow clients, /healthz answers and the session
