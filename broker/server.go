@@ -189,11 +189,12 @@ func (s *Server) refused(endpoint string, c httpx.Code) {
 // unmatched is the access log's pattern for a request no route matched.
 const unmatched = "unmatched"
 
-// accessLog logs each request at debug level: method, the route pattern
-// that matched (set by the mux on r), status and duration. It never logs
-// the path, headers or the query string, where credentials travel (the
-// token header, cookies, a credential a client put in a URL or a path
-// segment, a 404 included).
+// accessLog logs each request at debug level: method (a standard one, or
+// OTHER), the route pattern that matched (set by the mux on r), status and
+// duration. It never logs the path, headers or the query string, where
+// credentials travel (the token header, cookies, a credential a client put
+// in a URL or a path segment, a 404 included): only values the broker
+// chose reach the log.
 func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 	if !logger.Enabled(context.Background(), slog.LevelDebug) {
 		return next
@@ -206,7 +207,9 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 		if pattern == "" {
 			pattern = unmatched
 		}
-		logger.Debug("request", "method", r.Method, "pattern", pattern, "status", rec.status,
+		method := metrics.LabelIn(r.Method, http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+			http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace)
+		logger.Debug("request", "method", method, "pattern", pattern, "status", rec.status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000)
 	})
 }
