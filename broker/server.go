@@ -13,7 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
@@ -41,11 +43,13 @@ type Options struct {
 }
 
 // Server is the broker's HTTP front: one listener (plus an optional one for
-// metrics), the Host guard, and the components behind it.
+// metrics), the connection cap and bounds on slow clients, the Host guard,
+// and the components behind it.
 type Server struct {
 	opts     Options
 	port     atomic.Int64
 	loopback bool
+	conns    *connlimit.Limiter
 	http     *http.Server
 	metrics  *http.Server
 	draining atomic.Bool
@@ -55,6 +59,7 @@ type Server struct {
 // New builds a Server. It does not listen; see Listen.
 func New(opts Options) *Server {
 	s := &Server{opts: opts, loopback: config.IsLoopback(opts.Config.Listen)}
+	s.conns = connlimit.New(opts.Config.HTTP.MaxConnections, opts.Metrics)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	if opts.Config.MetricsListen == "" {
@@ -62,7 +67,7 @@ func New(opts Options) *Server {
 	} else {
 		mm := http.NewServeMux()
 		mm.Handle("GET /metrics", opts.Metrics.Handler())
-		s.metrics = &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
+		s.metrics = s.httpServer(mm)
 	}
 	for _, c := range opts.Components {
 		c.Mount(mux)
@@ -71,14 +76,26 @@ func New(opts Options) *Server {
 	if s.loopback {
 		h = httpx.HostGuard(s.Port, s.refused, h)
 	}
-	s.http = &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
-	}
+	s.http = s.httpServer(h)
 	return s
 }
+
+// httpServer serves h under the connection cap and the slow-client
+// bounds: headers, then the body, must arrive in time, and an idle
+// keep-alive connection is closed.
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	cfg := s.opts.Config.HTTP
+	return &http.Server{
+		Handler:           s.conns.BoundBody(millis(cfg.BodyTimeoutMs), h),
+		ReadHeaderTimeout: millis(cfg.HeaderTimeoutMs),
+		IdleTimeout:       millis(cfg.IdleTimeoutMs),
+		ConnState:         s.conns.ConnState,
+		ConnContext:       s.conns.ConnContext,
+		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
+	}
+}
+
+func millis(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // Port is the bound port, or 0 before Listen.
 func (s *Server) Port() int { return int(s.port.Load()) }
@@ -93,14 +110,27 @@ func (s *Server) Listen() (net.Listener, net.Listener, error) {
 	}
 	s.port.Store(int64(ln.Addr().(*net.TCPAddr).Port))
 	if s.metrics == nil {
-		return ln, nil, nil
+		return s.conns.Listener(ln), nil, nil
 	}
 	mln, err := net.Listen("tcp", s.opts.Config.MetricsListen)
 	if err != nil {
 		ln.Close()
 		return nil, nil, fmt.Errorf("broker: listen for metrics: %w", err)
 	}
-	return ln, mln, nil
+	return s.conns.Listener(ln), s.conns.Listener(mln), nil
+}
+
+// MinTokenChars is the shortest launch token serve accepts: a shorter one
+// is guessable sooner than the 256-bit secrets it guards.
+const MinTokenChars = 32
+
+// CheckToken refuses a launch token shorter than MinTokenChars characters;
+// an empty token (an inert broker) passes. The error never quotes it.
+func CheckToken(token string) error {
+	if token != "" && utf8.RuneCountInString(token) < MinTokenChars {
+		return ErrShortToken
+	}
+	return nil
 }
 
 // CheckBind refuses a non-loopback listen address without a launch token.
@@ -156,9 +186,15 @@ func (s *Server) refused(endpoint string, c httpx.Code) {
 	s.opts.Metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 }
 
-// accessLog logs each request at debug level: method, path, status and
-// duration. It never logs headers or the query string, where credentials
-// travel (the token header, cookies, a credential a client put in a URL).
+// unmatched is the access log's pattern for a request no route matched.
+const unmatched = "unmatched"
+
+// accessLog logs each request at debug level: method (a standard one, or
+// OTHER), the route pattern that matched (set by the mux on r), status and
+// duration. It never logs the path, headers or the query string, where
+// credentials travel (the token header, cookies, a credential a client put
+// in a URL or a path segment, a 404 included): only values the broker
+// chose reach the log.
 func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 	if !logger.Enabled(context.Background(), slog.LevelDebug) {
 		return next
@@ -167,7 +203,13 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+		pattern := r.Pattern
+		if pattern == "" {
+			pattern = unmatched
+		}
+		method := metrics.LabelIn(r.Method, http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+			http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace)
+		logger.Debug("request", "method", method, "pattern", pattern, "status", rec.status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000)
 	})
 }

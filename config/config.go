@@ -47,12 +47,30 @@ type Config struct {
 	// ShutdownGraceMs bounds how long SIGTERM waits for in-flight work.
 	ShutdownGraceMs int `koanf:"shutdown_grace_ms"`
 
+	HTTP    HTTP    `koanf:"http"`
 	Local   Local   `koanf:"local"`
 	Channel Channel `koanf:"channel"`
 	Exec    Exec    `koanf:"exec"`
 	Env     Env     `koanf:"env"`
 
 	dump map[string]any // the merged layers, for Dump
+}
+
+// HTTP bounds what a client can hold on the broker's listeners (see
+// RATIONALE "Why evict slow connections before refusing new ones?").
+type HTTP struct {
+	// MaxConnections caps open connections, WebSockets included. Past it
+	// the oldest connection still sending headers or a body, or idle
+	// between requests, is closed for the new one; with none, the new one
+	// is refused 503.
+	MaxConnections int `koanf:"max_connections"`
+	// HeaderTimeoutMs bounds the arrival of a request's headers.
+	HeaderTimeoutMs int `koanf:"header_timeout_ms"`
+	// BodyTimeoutMs bounds the arrival of a request's body, from the end
+	// of its headers. WebSocket upgrades carry no body and are not bound.
+	BodyTimeoutMs int `koanf:"body_timeout_ms"`
+	// IdleTimeoutMs closes a keep-alive connection idle this long.
+	IdleTimeoutMs int `koanf:"idle_timeout_ms"`
 }
 
 // Local configures sessions and the /local/ws relay.
@@ -117,6 +135,11 @@ var Settings = []Setting{
 	{Key: "no_builtin", Default: false, Help: "leave the bundled plugins out"},
 	{Key: "log_level", Default: "info", Help: "debug, info, warn or error"},
 	{Key: "shutdown_grace_ms", Default: 10000, Help: "how long SIGTERM waits for in-flight calls"},
+
+	{Key: "http.max_connections", Default: 4096, Help: "open connections at most (WebSockets included); past it slow or idle ones are closed first, then new ones refused 503"},
+	{Key: "http.header_timeout_ms", Default: 10000, Help: "time a client has to send a request's headers"},
+	{Key: "http.body_timeout_ms", Default: 10000, Help: "time a client has to send a request's body, after its headers"},
+	{Key: "http.idle_timeout_ms", Default: 30000, Help: "a keep-alive connection idle this long is closed"},
 
 	{Key: "local.tombstone_retention_seconds", Aliases: []string{"LOCAL_BROWSER_TOMBSTONE_RETENTION_SECONDS"}, Default: 3600, Help: "how long an expired session answers 410 before it is deleted"},
 	{Key: "local.source_proposals", Default: true, Help: "allow sourceEdit* for sessions minted with canProposeSourceEdits"},
@@ -278,6 +301,10 @@ func (c *Config) Validate() error {
 		v   int
 	}{
 		{"shutdown_grace_ms", c.ShutdownGraceMs},
+		{"http.max_connections", c.HTTP.MaxConnections},
+		{"http.header_timeout_ms", c.HTTP.HeaderTimeoutMs},
+		{"http.body_timeout_ms", c.HTTP.BodyTimeoutMs},
+		{"http.idle_timeout_ms", c.HTTP.IdleTimeoutMs},
 		{"local.tombstone_retention_seconds", c.Local.TombstoneRetentionSeconds},
 		{"local.handshake_timeout_ms", c.Local.HandshakeTimeoutMs},
 		{"local.max_frame_bytes", c.Local.MaxFrameBytes},

@@ -157,3 +157,20 @@ func TestEveryKeyHasAnEnvironmentName(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTPBoundsDefaultsAndValidation(t *testing.T) {
+	c := load(t, Sources{})
+	if c.HTTP.MaxConnections != 4096 || c.HTTP.HeaderTimeoutMs != 10000 || c.HTTP.BodyTimeoutMs != 10000 || c.HTTP.IdleTimeoutMs != 30000 {
+		t.Errorf("http defaults: %+v", c.HTTP)
+	}
+	c = load(t, Sources{Environ: []string{"AIRLOCK_HTTP_MAX_CONNECTIONS=64", "AIRLOCK_HTTP_BODY_TIMEOUT_MS=2000"}})
+	if c.HTTP.MaxConnections != 64 || c.HTTP.BodyTimeoutMs != 2000 {
+		t.Errorf("http from the environment: %+v", c.HTTP)
+	}
+	for _, key := range []string{"max_connections", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms"} {
+		_, err := Load(Sources{Flags: map[string]any{"http." + key: 0}})
+		if err == nil || !strings.Contains(err.Error(), "http."+key) {
+			t.Errorf("http.%s = 0: %v, want a refusal naming the key", key, err)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func BenchmarkReadNotesHTTPParallel(b *testing.B) {
 	})
 }
 
-const benchToken = "bench-launch-token"
+const benchToken = "bench-launch-token-7c2e9a41d0b36f58"
 
 // httpBroker builds a whole broker in-process with the bundled plugins and
 // a one-note root, listening on a free loopback port.

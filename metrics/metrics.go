@@ -42,6 +42,11 @@ type Registry struct {
 	RelayDropped   prometheus.Counter
 	AuthRefusals   *prometheus.CounterVec // endpoint, code
 
+	// Connections on the broker's listeners (see broker/internal/connlimit).
+	ConnectionsOpen    prometheus.Gauge
+	ConnectionsRefused prometheus.Counter
+	ConnectionsEvicted *prometheus.CounterVec // phase: headers, body, idle
+
 	// The executor channel.
 	ChannelCalls          *prometheus.CounterVec // peer, outcome
 	ChannelTimeouts       *prometheus.CounterVec // peer
@@ -86,6 +91,10 @@ func New() *Registry {
 	r.RelayRefusals = counter("relay_refusals_total", "Frames refused on /local/ws, by error code.", "code")
 	r.RelayDropped = counter("relay_dropped_views_total", "Views dropped because they could not keep up.").WithLabelValues()
 	r.AuthRefusals = counter("auth_refusals_total", "Refused authentications, by endpoint and code.", "endpoint", "code")
+
+	r.ConnectionsOpen = gauge("connections_open", "Open connections on the broker's listeners, WebSockets included.").WithLabelValues()
+	r.ConnectionsRefused = counter("connections_refused_total", "Connections refused 503 because the connection cap was full and none could be evicted.").WithLabelValues()
+	r.ConnectionsEvicted = counter("connections_evicted_total", "Connections closed to make room under the cap, by what they were waiting for: headers, body or idle.", "phase")
 
 	r.ChannelCalls = counter("channel_calls_total", "Calls through an executor door, by peer kind and outcome.", "peer", "outcome")
 	r.ChannelTimeouts = counter("channel_timeouts_total", "Channel calls settled by timeout, by peer kind.", "peer")

@@ -28,6 +28,9 @@ func TestExpositionLints(t *testing.T) {
 	r.RelayRefusals.WithLabelValues("INVALID_MESSAGE").Inc()
 	r.RelayDropped.Inc()
 	r.AuthRefusals.WithLabelValues("channel", "bearer-refused").Inc()
+	r.ConnectionsOpen.Set(3)
+	r.ConnectionsRefused.Inc()
+	r.ConnectionsEvicted.WithLabelValues("body").Inc()
 	r.ChannelCalls.WithLabelValues("machine", "ok").Inc()
 	r.ChannelTimeouts.WithLabelValues("page").Inc()
 	r.ChannelInflight.WithLabelValues("machine").Set(0)
@@ -43,7 +46,8 @@ func TestExpositionLints(t *testing.T) {
 		"airlock_sessions", "airlock_sessions_minted_total", "airlock_ws_connections", "airlock_relay_messages_total",
 		"airlock_relay_refusals_total", "airlock_relay_dropped_views_total", "airlock_auth_refusals_total",
 		"airlock_channel_calls_total", "airlock_channel_timeouts_total", "airlock_channel_inflight",
-		"airlock_channel_peers", "airlock_channel_frames_rejected_total", "go_goroutines", "process_cpu_seconds_total",
+		"airlock_channel_peers", "airlock_channel_frames_rejected_total", "airlock_connections_open",
+		"airlock_connections_refused_total", "airlock_connections_evicted_total", "go_goroutines", "process_cpu_seconds_total",
 	} {
 		if !strings.Contains(body, "\n"+name) {
 			t.Errorf("exposition lacks %s", name)

@@ -2,6 +2,7 @@ package calls
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/airlock/airlock/broker/internal/httpx"
@@ -60,11 +61,14 @@ func (a *API) pluginList(w http.ResponseWriter, _ *http.Request) {
 }
 
 // call answers 200 with the answer envelope, ok or refused. A body that is
-// not a call envelope (over the cap included) is answered 400 with a
-// refusal envelope, and counted like any other refusal.
+// not a call envelope is answered 400 with a refusal envelope, and counted
+// like any other refusal: one over the cap, or that could not be read, is
+// malformed (the client's fault, never exec-threw).
 func (a *API) call(w http.ResponseWriter, r *http.Request) {
 	body, err := httpx.ReadBody(w, r, MaxCallBytes)
-	if err == nil {
+	if err != nil {
+		err = unreadable(err)
+	} else {
 		var c wire.Call
 		if c, err = wire.ParseCall(body); err == nil {
 			httpx.WriteJSON(w, http.StatusOK, a.router.Call(r.Context(), c))
@@ -74,4 +78,13 @@ func (a *API) call(w http.ResponseWriter, r *http.Request) {
 	ans := wire.RefuseBody(body, err)
 	a.router.observe(Route{}, false, wire.Call{}, ans, 0)
 	httpx.WriteJSON(w, http.StatusBadRequest, ans)
+}
+
+// unreadable names a body that could not be read as malformed, with static
+// text.
+func unreadable(err error) *wire.Error {
+	if errors.Is(err, httpx.ErrBodyTooLarge) {
+		return &wire.Error{Rule: wire.Malformed, Detail: "the call body is over 16 MiB"}
+	}
+	return &wire.Error{Rule: wire.Malformed, Detail: "the call body could not be read"}
 }

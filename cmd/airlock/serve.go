@@ -39,6 +39,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airlock serve: launch token: %v\n", err)
 		return exitUsage
 	}
+	if err := broker.CheckToken(token); err != nil {
+		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
+		return exitUsage
+	}
 	if err := broker.CheckBind(cfg, token != ""); err != nil {
 		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
 		return exitUsage

@@ -66,11 +66,19 @@ var staticText = map[Code]string{
 // WriteError writes {"error":{"code":…,"message":…}} with the code's status
 // and static text.
 func WriteError(w http.ResponseWriter, c Code) {
+	writeBody(w, c.Status(), ErrorBody(c))
+}
+
+// ErrorBody is the JSON error body of c, newline included, as WriteError
+// sends it. A response written without net/http (a connection refused at
+// the connection cap) uses it too, so every error body has one shape.
+func ErrorBody(c Code) []byte {
 	msg := staticText[c]
 	if msg == "" {
 		msg = "refused"
 	}
-	WriteJSON(w, c.Status(), map[string]any{"error": map[string]string{"code": string(c), "message": msg}})
+	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": string(c), "message": msg}})
+	return append(body, '\n')
 }
 
 // WriteJSON writes v as the JSON response body.
@@ -79,12 +87,17 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"internal error"}}`)
 	}
+	writeBody(w, status, append(body, '\n'))
+}
+
+// writeBody writes a JSON body with the headers every response carries.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body)
 }
 
 // Refusal records a refused authentication (endpoint, code) for metrics.
