@@ -132,6 +132,9 @@ func checkCacheEntries(root *os.Root, abs string, rep *CacheRepair) error {
 	for _, name := range entries {
 		path := filepath.Join(abs, name)
 		li, err := root.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed meanwhile, by a broker sharing the cache
+		}
 		if err != nil {
 			return err
 		}
@@ -151,6 +154,9 @@ func checkCacheEntries(root *os.Root, abs string, rep *CacheRepair) error {
 // checkCacheSub checks one version folder and the files in it.
 func checkCacheSub(root *os.Root, name string, li fs.FileInfo, path string, rep *CacheRepair) error {
 	sub, err := root.OpenRoot(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -167,6 +173,9 @@ func checkCacheSub(root *os.Root, name string, li fs.FileInfo, path string, rep 
 	}
 	for _, f := range files {
 		li, err := sub.Lstat(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a temporary file renamed meanwhile by a broker sharing the cache
+		}
 		if err != nil {
 			return err
 		}

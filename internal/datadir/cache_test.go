@@ -2,6 +2,7 @@ package datadir
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -151,5 +152,49 @@ func TestPrepareCacheRefusesAnotherUsers(t *testing.T) {
 	must(t, os.Chown(parent, 65534, 65534))
 	if _, err := PrepareCache(filepath.Join(parent, "cache")); !errors.Is(err, ErrUnsafeParent) {
 		t.Fatalf("a parent: %v, want ErrUnsafeParent", err)
+	}
+}
+
+// Brokers share a cache folder: one starting while another writes entries
+// (a temporary file renamed into place, as wazero does) must not be
+// refused because a file vanished between the listing and its check.
+func TestPrepareCacheWhileAnotherWrites(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.Chmod(dir, 0o700))
+	sub := filepath.Join(dir, "wazero-v1-amd64-linux")
+	must(t, os.Mkdir(sub, 0o700))
+	done, stop := make(chan error, 1), make(chan struct{})
+	t.Cleanup(func() { close(stop); <-done })
+	go func() {
+		for i := range 500 {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			tmp := filepath.Join(sub, fmt.Sprintf("%04x.tmp", i))
+			if err := os.WriteFile(tmp, []byte("code"), 0o600); err != nil {
+				done <- err
+				return
+			}
+			if err := os.Rename(tmp, filepath.Join(sub, "entry")); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for {
+		select {
+		case err := <-done:
+			done <- nil // for the cleanup
+			must(t, err)
+			return
+		default:
+		}
+		if _, err := PrepareCache(dir); err != nil {
+			t.Fatalf("while another broker writes: %v", err)
+		}
 	}
 }
