@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/channel"
@@ -74,15 +72,11 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 // watched. `airlock serve`, `airlock env` and `airlock tools` all admit
 // tools this way.
 func Executors(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *metrics.Registry, watch bool) (*executors.Runtime, *executors.Table, *plugins.Catalog, error) {
-	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
-		return nil, nil, nil, fmt.Errorf("broker: data folder: %w", err)
-	}
-	cacheDir := cfg.Exec.CacheDir
-	if cacheDir == "" {
-		cacheDir = filepath.Join(cfg.Data, "compile-cache")
+	if err := CheckData(cfg, false, logger); err != nil {
+		return nil, nil, nil, fmt.Errorf("broker: %w", err)
 	}
 	rt, err := executors.NewRuntime(ctx, executors.Config{
-		CacheDir:       cacheDir,
+		CacheDir:       CacheDir(cfg),
 		Roots:          cfg.Roots,
 		MaxConcurrent:  cfg.Exec.MaxConcurrent,
 		MaxFetchBytes:  cfg.Exec.MaxFetchBytes,

@@ -197,17 +197,80 @@ func refusePrivate(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-var (
-	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
-	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-	broadcast   = netip.MustParseAddr("255.255.255.255")
-)
+// specialPurpose is every entry of the IANA IPv4 and IPv6 Special-Purpose
+// Address Registries, plus the multicast, reserved and deprecated blocks of
+// the address-space registries, as one table. An address in an entry is
+// refused, except that an entry with embedded >= 0 carries an IPv4
+// address at that byte offset and is judged by it: NAT64 and 6to4 reach
+// whatever IPv4 address they wrap. IPv4-mapped addresses are unmapped
+// before the table is read. Entries the registries mark globally
+// reachable (AS112, AMT, the anycast services) are refused too: a tool has
+// no business with them, and one rule is easier to check than exceptions.
+// See RATIONALE.md, "Why does fetch refuse whole registries?".
+var specialPurpose = []struct {
+	prefix   netip.Prefix
+	embedded int // byte offset of an embedded IPv4 address, or -1
+}{
+	// IPv4 Special-Purpose Address Registry.
+	{netip.MustParsePrefix("0.0.0.0/8"), -1},       // "This network" (0.0.0.0/32 "this host" inside)
+	{netip.MustParsePrefix("10.0.0.0/8"), -1},      // Private-Use
+	{netip.MustParsePrefix("100.64.0.0/10"), -1},   // Shared Address Space (CGNAT)
+	{netip.MustParsePrefix("127.0.0.0/8"), -1},     // Loopback
+	{netip.MustParsePrefix("169.254.0.0/16"), -1},  // Link Local
+	{netip.MustParsePrefix("172.16.0.0/12"), -1},   // Private-Use
+	{netip.MustParsePrefix("192.0.0.0/24"), -1},    // IETF Protocol Assignments (DS-Lite, PCP and TURN anycast, NAT64 discovery)
+	{netip.MustParsePrefix("192.0.2.0/24"), -1},    // Documentation (TEST-NET-1)
+	{netip.MustParsePrefix("192.31.196.0/24"), -1}, // AS112-v4
+	{netip.MustParsePrefix("192.52.193.0/24"), -1}, // AMT
+	{netip.MustParsePrefix("192.88.99.0/24"), -1},  // Deprecated (6to4 Relay Anycast)
+	{netip.MustParsePrefix("192.168.0.0/16"), -1},  // Private-Use
+	{netip.MustParsePrefix("192.175.48.0/24"), -1}, // Direct Delegation AS112 Service
+	{netip.MustParsePrefix("198.18.0.0/15"), -1},   // Benchmarking
+	{netip.MustParsePrefix("198.51.100.0/24"), -1}, // Documentation (TEST-NET-2)
+	{netip.MustParsePrefix("203.0.113.0/24"), -1},  // Documentation (TEST-NET-3)
+	{netip.MustParsePrefix("224.0.0.0/4"), -1},     // Multicast (IPv4 address space registry)
+	{netip.MustParsePrefix("240.0.0.0/4"), -1},     // Reserved, and Limited Broadcast 255.255.255.255/32
+	// IPv6 Special-Purpose Address Registry.
+	{netip.MustParsePrefix("::/96"), -1},             // Unspecified ::/128, Loopback ::1/128, deprecated IPv4-compatible
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), -1},   // IPv4-translated (SIIT)
+	{netip.MustParsePrefix("64:ff9b::/96"), 12},      // IPv4-IPv6 Translation (NAT64 well-known prefix)
+	{netip.MustParsePrefix("64:ff9b:1::/48"), -1},    // Local-Use IPv4/IPv6 Translation
+	{netip.MustParsePrefix("100::/64"), -1},          // Discard-Only Address Block
+	{netip.MustParsePrefix("100:0:0:1::/64"), -1},    // Dummy IPv6 Prefix
+	{netip.MustParsePrefix("2001::/23"), -1},         // IETF Protocol Assignments: Teredo 2001::/32 (a tunnel to any IPv4 client), benchmarking 2001:2::/48, AMT, AS112, ORCHID(v2), PCP/TURN anycast, Drone Remote ID
+	{netip.MustParsePrefix("2001:db8::/32"), -1},     // Documentation
+	{netip.MustParsePrefix("2002::/16"), 2},          // 6to4
+	{netip.MustParsePrefix("2620:4f:8000::/48"), -1}, // Direct Delegation AS112 Service
+	{netip.MustParsePrefix("3fff::/20"), -1},         // Documentation
+	{netip.MustParsePrefix("5f00::/16"), -1},         // Segment Routing (SRv6) SIDs
+	{netip.MustParsePrefix("fc00::/7"), -1},          // Unique-Local
+	{netip.MustParsePrefix("fe80::/10"), -1},         // Link-Local Unicast
+	{netip.MustParsePrefix("fec0::/10"), -1},         // Site-local, deprecated (IPv6 address space registry)
+	{netip.MustParsePrefix("ff00::/8"), -1},          // Multicast (IPv6 address space registry)
+}
 
-// public reports whether ip is a globally routable unicast address:
-// not private, loopback, link-local, unspecified, CGNAT or multicast.
+// globalUnicast is the only IPv6 space IANA allocates for global unicast
+// (IPv6 address space registry); everything outside it that the table
+// does not name is reserved, and refused.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
+
+// public reports whether ip is a globally routable unicast address: in
+// no entry of specialPurpose (an embedded IPv4 address judged as itself),
+// and for IPv6, inside global unicast space. The zone is irrelevant.
 func public(ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
-	return !(ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
-		ip.IsUnspecified() || cgnat.Contains(ip) || thisNetwork.Contains(ip) || ip == broadcast)
+	if !ip.IsValid() {
+		return false
+	}
+	for _, sp := range specialPurpose {
+		if !sp.prefix.Contains(ip) {
+			continue
+		}
+		if sp.embedded < 0 {
+			return false
+		}
+		b := ip.As16()
+		return public(netip.AddrFrom4([4]byte(b[sp.embedded : sp.embedded+4])))
+	}
+	return ip.Is4() || globalUnicast.Contains(ip)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/internal/datadir"
 )
 
 // Config is the operator's side of the executors; the descriptor's bounds
@@ -84,6 +85,9 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
 	var cache wazero.CompilationCache
 	if cfg.CacheDir != "" {
+		if err := PrepareCache(cfg.CacheDir, cfg.Logger); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
 		if err != nil {
 			return nil, fmt.Errorf("%w: cache dir: %v", ErrConfig, err)
@@ -98,6 +102,25 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// PrepareCache makes the compilation cache folder dir safe to hand to
+// wazero, which reads and runs its entries as native code without any
+// check of its own: the folder is created 0700, refused when it (or a
+// folder above it) is another user's or a link, and closed (and emptied
+// when others could write it) when it is ours but open. A repair is
+// logged. See RATIONALE.md, "Why is the compilation cache trusted once
+// its folder is private?".
+func PrepareCache(dir string, logger *slog.Logger) error {
+	rep, err := datadir.PrepareCache(dir)
+	if err != nil {
+		return err
+	}
+	if rep.Changed() {
+		logger.Warn("compilation cache folder was open to other users: closed to 0700, entries others could have written removed",
+			"closed", rep.Closed, "emptied", rep.Emptied)
+	}
+	return nil
 }
 
 // instantiateHosts adds the two host modules guests may import and keeps

@@ -8,7 +8,9 @@
 // The bearer itself ("vbx_" + 256 random bits, URL-safe base64) is printed
 // once by Add and never stored. Writers take an flock on a lock file beside
 // it and replace the file atomically, so concurrent `pair add`s cannot lose
-// each other and the broker never reads half a file.
+// each other and the broker never reads half a file. Every file is reached
+// through the checked data root (internal/datadir): a link is never
+// followed.
 package pairing
 
 import (
@@ -28,6 +30,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/internal/datadir"
 )
 
 // File names in the data directory.
@@ -77,12 +80,12 @@ func NewBearer() (string, Digest) {
 // DigestOf is the SHA-256 of a presented bearer.
 func DigestOf(bearer string) Digest { return sha256.Sum256([]byte(bearer)) }
 
-// read loads the document; a missing file is an empty one. A file that
-// group or others may read is refused, and so is any shape other than the
-// documented one (strict keys, version 1, valid and unique names).
-func read(dataDir string) (document, error) {
-	path := Path(dataDir)
-	info, err := os.Stat(path)
+// read loads the document from the data root; a missing file is an
+// empty one. A file that group or others may read is refused, and so is
+// a link (never followed) and any shape other than the documented one
+// (strict keys, version 1, valid and unique names).
+func read(root *os.Root) (document, error) {
+	data, info, err := datadir.ReadFile(root, FileName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return document{Version: 1}, nil
 	}
@@ -92,15 +95,21 @@ func read(dataDir string) (document, error) {
 	if info.Mode().Perm()&0o077 != 0 {
 		return document{}, ErrFileOpen
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return document{}, err
-	}
 	var doc document
 	if err := wire.DecodeStrict(data, &doc); err != nil {
 		return document{}, ErrFileInvalid
 	}
 	return doc, doc.check()
+}
+
+// readDir opens dataDir and loads its document.
+func readDir(dataDir string) (document, error) {
+	root, err := datadir.Open(dataDir)
+	if err != nil {
+		return document{}, err
+	}
+	defer root.Close()
+	return read(root)
 }
 
 func (d document) check() error {
@@ -123,7 +132,7 @@ func (d document) check() error {
 // List returns the pairings of dataDir sorted by name.
 func List(dataDir string) (_ []Pairing, err error) {
 	defer wrap(&err, "list")
-	doc, err := read(dataDir)
+	doc, err := readDir(dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -178,17 +187,19 @@ func Remove(dataDir, name string) (err error) {
 }
 
 // update applies change to the document under the lock and writes the
-// result atomically.
+// result atomically, all inside the data root.
 func update(dataDir string, change func(*document) error) error {
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+	root, err := datadir.Open(dataDir)
+	if err != nil {
 		return err
 	}
-	unlock, err := lock(filepath.Join(dataDir, lockName))
+	defer root.Close()
+	unlock, err := lock(root, lockName)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	doc, err := read(dataDir)
+	doc, err := read(root)
 	if err != nil {
 		return err
 	}
@@ -199,42 +210,7 @@ func update(dataDir string, change func(*document) error) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(Path(dataDir), data)
-}
-
-// writeAtomic writes data to a 0600 temporary file beside path, syncs it
-// and renames it over path, so a reader sees the old file or the new one.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return datadir.WriteFileAtomic(root, FileName, data)
 }
 
 // Set is a loaded pairings file, as the broker checks bearers against it.
@@ -250,7 +226,7 @@ type entry struct {
 // Load reads the pairings of dataDir. A missing file is an empty set.
 func Load(dataDir string) (_ *Set, err error) {
 	defer wrap(&err, "load")
-	doc, err := read(dataDir)
+	doc, err := readDir(dataDir)
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,16 @@
 
 package pairing
 
-import "sync"
+import (
+	"os"
+	"sync"
+)
 
 // processLock stands in for flock where there is none: it serializes
 // writers inside one process only. Airlock targets unix systems.
 var processLock sync.Mutex
 
-func lock(string) (func(), error) {
+func lock(*os.Root, string) (func(), error) {
 	processLock.Lock()
 	return processLock.Unlock, nil
 }

@@ -5,13 +5,16 @@ package pairing
 import (
 	"os"
 	"syscall"
+
+	"github.com/airlock/airlock/internal/datadir"
 )
 
-// lock takes an exclusive flock on path (created 0600 if missing) and
-// returns its release. Every writer of the pairings file holds it across
-// read-modify-write, so concurrent `pair add`s serialize.
-func lock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// lock takes an exclusive flock on name in root (created 0600 if missing,
+// never through a link) and returns its release. Every writer of the
+// pairings file holds it across read-modify-write, so concurrent
+// `pair add`s serialize.
+func lock(root *os.Root, name string) (func(), error) {
+	f, err := datadir.OpenOrCreate(root, name)
 	if err != nil {
 		return nil, err
 	}

@@ -3,12 +3,13 @@ package pairing
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/airlock/airlock/internal/datadir"
 )
 
 // Watcher calls a function whenever the pairings file may have changed.
@@ -19,7 +20,7 @@ type Watcher struct {
 	once sync.Once
 }
 
-// Watch follows dataDir (created 0700 if missing) and calls onChange once
+// Watch follows dataDir (checked as Open does, created 0700 if missing) and calls onChange once
 // the pairings file has been quiet for settle after any event on it. The
 // directory is watched, not the file, because writers replace the file
 // by renaming a new one over it. Stop ends the watcher.
@@ -27,9 +28,11 @@ func Watch(dataDir string, settle time.Duration, logger *slog.Logger, onChange f
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+	root, err := datadir.Open(dataDir)
+	if err != nil {
 		return nil, fmt.Errorf("pairing: watch: %w", err)
 	}
+	root.Close()
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("pairing: watch: %w", err)

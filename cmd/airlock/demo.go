@@ -57,6 +57,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "demo: %v", err)
 	}
+	if code := checkData("demo", cfg, true, stderr); code >= 0 {
+		return code
+	}
 	logger := newLogger(stderr, "warn")
 	return serve(cfg, token, logger, stdout, func(addr string) { demoCall(addr, token, tokenFile, stdout, stderr) })
 }

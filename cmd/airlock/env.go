@@ -59,6 +59,9 @@ func runEnv(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airlock env: %v\n", err)
 		return exitUsage
 	}
+	if code := checkData("env", cfg, true, stderr); code >= 0 {
+		return code
+	}
 	return env(cfg, bearer, stdout, stderr)
 }
 

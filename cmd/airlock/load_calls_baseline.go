@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/bundled"
@@ -33,10 +33,7 @@ func brokerCacheDir(sf *settingsFlags) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := cfg.Exec.CacheDir
-	if dir == "" {
-		dir = filepath.Join(cfg.Data, "compile-cache")
-	}
+	dir := broker.CacheDir(cfg)
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return "", nil
 	}

@@ -43,6 +43,9 @@ func runPair(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airlock pair: %v\n", err)
 		return exitUsage
 	}
+	if code := checkData("pair", cfg, false, stderr); code >= 0 {
+		return code
+	}
 	switch sub {
 	case "add":
 		return pairAdd(cfg.Data, names[0], stdout, stderr)

@@ -47,6 +47,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
 		return exitUsage
 	}
+	if code := checkData("serve", cfg, true, stderr); code >= 0 {
+		return code
+	}
 	logger := newLogger(stderr, cfg.LogLevel)
 	return serve(cfg, token, logger, stdout, nil)
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/airlock/airlock/broker"
+	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
@@ -42,7 +43,14 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 		}
 		ds, sts, err = toolsFromBroker(ctx, url, sf.tokenFile)
 	} else {
-		ds, sts, err = toolsOffline(ctx, sf, stderr)
+		cfg, lerr := sf.load()
+		if lerr != nil {
+			return fail(stderr, "tools: %v", lerr)
+		}
+		if code := checkData("tools", cfg, true, stderr); code >= 0 {
+			return code
+		}
+		ds, sts, err = toolsOffline(ctx, cfg)
 	}
 	if err != nil {
 		return fail(stderr, "tools: %v", err)
@@ -76,11 +84,7 @@ func toolsFromBroker(ctx context.Context, url, tokenFile string) ([]wire.Descrip
 
 // toolsOffline admits the folder's plugins with a private runtime, as
 // serve would, then closes it.
-func toolsOffline(ctx context.Context, sf *settingsFlags, stderr io.Writer) ([]wire.Descriptor, []plugins.Status, error) {
-	cfg, err := sf.load()
-	if err != nil {
-		return nil, nil, err
-	}
+func toolsOffline(ctx context.Context, cfg *config.Config) ([]wire.Descriptor, []plugins.Status, error) {
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	rt, table, cat, err := broker.Executors(ctx, cfg, logger, nil, false)
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/airlock/airlock/internal/datadir"
 )
 
 // Style is how the module is run, decided from its exports as the broker
@@ -62,6 +64,10 @@ func New(ctx context.Context, module []byte, o Options) (*Runner, error) {
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
 	var cache wazero.CompilationCache
 	if o.CacheDir != "" {
+		// The same checks as the broker's cache (internal/datadir).
+		if _, err := datadir.PrepareCache(o.CacheDir); err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
 		c, err := wazero.NewCompilationCacheWithDir(o.CacheDir)
 		if err != nil {
 			return nil, fmt.Errorf("baseline: cache dir: %w", err)
