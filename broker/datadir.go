@@ -6,7 +6,7 @@ import (
 
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors"
-	"github.com/airlock/airlock/internal/datadir"
+	"github.com/airlock/airlock/config/datadir"
 )
 
 // cacheFolder is the compilation cache's folder in the data directory.

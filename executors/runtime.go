@@ -17,7 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/airlock/airlock/executors/wire"
-	"github.com/airlock/airlock/internal/datadir"
+	"github.com/airlock/airlock/config/datadir"
 )
 
 // Config is the operator's side of the executors; the descriptor's bounds

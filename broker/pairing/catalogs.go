@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/airlock/airlock/executors/wire"
-	"github.com/airlock/airlock/internal/datadir"
+	"github.com/airlock/airlock/config/datadir"
 )
 
 // catalogsDir holds each pairing's last catalog. Catalogs are not secret;

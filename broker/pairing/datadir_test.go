@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/executors/wire"
-	"github.com/airlock/airlock/internal/datadir"
+	"github.com/airlock/airlock/config/datadir"
 )
 
 // The pairings file, its lock and the remembered catalogs are never

@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/executors/wire"
-	"github.com/airlock/airlock/internal/datadir"
+	"github.com/airlock/airlock/config/datadir"
 )
 
 // File names in the data directory.

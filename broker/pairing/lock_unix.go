@@ -6,7 +6,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/airlock/airlock/internal/datadir"
+	"github.com/airlock/airlock/config/datadir"
 )
 
 // lock takes an exclusive flock on name in root (created 0600 if missing,

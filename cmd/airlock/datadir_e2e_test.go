@@ -60,6 +60,7 @@ func commandsOnData(t *testing.T, data string) map[string][]string {
 }
 
 func TestDataDirWritableByOthersRefused(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	must(t, os.Mkdir(data, 0o700))
 	must(t, os.Chmod(data, 0o777))
@@ -82,6 +83,7 @@ func TestDataDirWritableByOthersRefused(t *testing.T) {
 }
 
 func TestDataDirOwnedByAnotherUserRefused(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to give a folder to another user (CI runs as root)")
 	}
@@ -106,6 +108,7 @@ func TestDataDirOwnedByAnotherUserRefused(t *testing.T) {
 
 // A data folder created by the broker is 0700.
 func TestDataDirCreatedPrivate(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "new", "data")
 	p := startServe(t, procOptions{Args: []string{"--no-builtin", "--data", data}})
 	p.Stop()
@@ -116,6 +119,7 @@ func TestDataDirCreatedPrivate(t *testing.T) {
 }
 
 func TestDataDirPairingsSymlinkNotFollowed(t *testing.T) {
+	t.Parallel()
 	// A valid pairings file outside the data folder, and a link to it.
 	src := filepath.Join(t.TempDir(), "src")
 	if code, _, errOut := runCLI(t, nil, "pair", "add", "planted", "--data", src); code != 0 {
@@ -153,6 +157,7 @@ func TestDataDirPairingsSymlinkNotFollowed(t *testing.T) {
 }
 
 func TestDataDirCacheSymlinkNotFollowed(t *testing.T) {
+	t.Parallel()
 	for _, link := range []string{"compile-cache", "compile-cache/wazero-planted"} {
 		t.Run(link, func(t *testing.T) {
 			data := t.TempDir()
@@ -170,6 +175,7 @@ func TestDataDirCacheSymlinkNotFollowed(t *testing.T) {
 }
 
 func TestDataDirCatalogsSymlinkNotFollowed(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	if code, _, errOut := runCLI(t, nil, "pair", "add", "lab", "--data", data); code != 0 {
 		t.Fatalf("pair add: %d %s", code, errOut)
@@ -188,6 +194,7 @@ func TestDataDirCatalogsSymlinkNotFollowed(t *testing.T) {
 }
 
 func TestDataDirCacheLooseModeRepaired(t *testing.T) {
+	t.Parallel()
 	cache := filepath.Join(t.TempDir(), "cache")
 	planted := filepath.Join(cache, "wazero-planted", "0123")
 	must(t, os.MkdirAll(filepath.Dir(planted), 0o700))

@@ -13,6 +13,7 @@ import (
 // exact entry is dialled. The literal forms never reach the dialler's
 // address check, which the unit tests of public cover for resolved names.
 func TestFetchEmbeddedLoopbackRefused(t *testing.T) {
+	t.Parallel()
 	w := newFixtureWorld(t)
 	for _, host := range []string{"[64:ff9b::7f00:1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[::127.0.0.1]", "[2002:7f00:1::1]"} {
 		url := "http://" + host + ":" + w.webPort + "/ok"

@@ -38,6 +38,7 @@ func (p *proc) startedOrExited() bool {
 }
 
 func TestServeRefusesShortLaunchToken(t *testing.T) {
+	t.Parallel()
 	short := map[string]string{
 		"31 characters":           strings.Repeat("k", 31),
 		"32 bytes, 16 characters": strings.Repeat("é", 16),
@@ -78,9 +79,9 @@ func TestServeRefusesShortLaunchToken(t *testing.T) {
 	}
 }
 
-// callBody is a call envelope padded with a string in args to exactly n
+// paddedCallBody is a call envelope padded with a string in args to exactly n
 // bytes.
-func callBody(t *testing.T, callID string, n int) []byte {
+func paddedCallBody(t *testing.T, callID string, n int) []byte {
 	t.Helper()
 	head := fmt.Sprintf(`{"v":1,"callId":%q,"tool":"x","descriptorId":"nope","boundsEcho":{},"args":{"pad":"`, callID)
 	tail := `"}}`
@@ -92,13 +93,14 @@ func callBody(t *testing.T, callID string, n int) []byte {
 }
 
 func TestCallBodyOverCapIsMalformed(t *testing.T) {
+	t.Parallel()
 	p := startServe(t, procOptions{Args: []string{"--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
 	auth := map[string]string{"X-Tensorviz-Token": testToken}
 	series := func(outcome string) string {
 		return `airlock_tool_calls_total{descriptor="OTHER",outcome="` + outcome + `",tool="OTHER"}`
 	}
 
-	code, data, _ := p.do("POST", "/v1/calls", auth, callBody(t, "over", 16<<20+1))
+	code, data, _ := p.do("POST", "/v1/calls", auth, paddedCallBody(t, "over", 16<<20+1))
 	a, err := wire.ParseAnswer(data)
 	if err != nil {
 		t.Fatalf("over the cap: %d, not an answer envelope (%v): %.200s", code, err, data)
@@ -113,7 +115,7 @@ func TestCallBodyOverCapIsMalformed(t *testing.T) {
 	// At exactly the cap the body is read and judged as a call: it names a
 	// descriptor nobody admitted. This also proves the refusal above was the
 	// cap and not the content.
-	code, data, _ = p.do("POST", "/v1/calls", auth, callBody(t, "edge", 16<<20))
+	code, data, _ = p.do("POST", "/v1/calls", auth, paddedCallBody(t, "edge", 16<<20))
 	if a, err = wire.ParseAnswer(data); err != nil || code != 200 || a.Refused != wire.UnattributedCall || a.CallID != "edge" {
 		t.Errorf("at the cap: %d %+v (%v), want 200 unattributed-call", code, a, err)
 	}
@@ -138,6 +140,7 @@ func secretLike(t *testing.T) string {
 }
 
 func TestDebugAccessLogNamesRoutesNotPaths(t *testing.T) {
+	t.Parallel()
 	p := startServe(t, procOptions{Args: []string{"--no-builtin", "--log-level", "debug"}, Env: tokenEnv(), Secrets: []string{testToken}})
 	auth := map[string]string{"X-Tensorviz-Token": testToken}
 	var secrets []string

@@ -177,6 +177,7 @@ func healthz(t *testing.T, p *proc) (int, string) {
 }
 
 func TestSlowBodyAndIdleConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
 	p := startSessions(t, "AIRLOCK_HTTP_BODY_TIMEOUT_MS=2000", "AIRLOCK_HTTP_IDLE_TIMEOUT_MS=2000")
 	s := connect(t, p, 2, localclient.MintOptions{})
 	body := dialSlow(t, p, slowBody)
@@ -200,6 +201,7 @@ func TestSlowBodyAndIdleConnectionsAreClosed(t *testing.T) {
 }
 
 func TestConnectionCapShedsSlowClientsThenRefuses(t *testing.T) {
+	t.Parallel()
 	const maxConns = 64
 	// The bounds are long so the slow clients stay until the cap deals with
 	// them.

@@ -21,7 +21,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/airlock/airlock/internal/datadir"
+	"github.com/airlock/airlock/config/datadir"
 )
 
 // Style is how the module is run, decided from its exports as the broker
