@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 
 	"github.com/airlock/airlock/config"
-	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/config/datadir"
+	"github.com/airlock/airlock/executors"
 )
 
 // cacheFolder is the compilation cache's folder in the data directory.

@@ -16,8 +16,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/config/datadir"
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // Config is the operator's side of the executors; the descriptor's bounds

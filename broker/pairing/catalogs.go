@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/config/datadir"
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // catalogsDir holds each pairing's last catalog. Catalogs are not secret;

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/config/datadir"
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // The pairings file, its lock and the remembered catalogs are never

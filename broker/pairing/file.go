@@ -29,8 +29,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/config/datadir"
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // File names in the data directory.
