@@ -31,8 +31,10 @@ func TestQueueByteBoundExact(t *testing.T) {
 
 func TestQueueMessageBound(t *testing.T) {
 	q := NewQueue(2, 100)
-	if !q.Offer(frame(1)) || !q.Offer(frame(1)) {
-		t.Fatal("frames up to the message bound refused")
+	for range 2 {
+		if !q.Offer(frame(1)) {
+			t.Fatal("frames up to the message bound refused")
+		}
 	}
 	if q.Offer(frame(1)) {
 		t.Fatal("third frame accepted with a bound of 2")

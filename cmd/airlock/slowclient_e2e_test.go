@@ -120,15 +120,6 @@ func (s *slowConn) waitClosed(t *testing.T) {
 	}
 }
 
-func (s *slowConn) isClosed() bool {
-	select {
-	case <-s.closed:
-		return true
-	default:
-		return false
-	}
-}
-
 // Close ends the client; idempotent.
 func (s *slowConn) Close() {
 	select {

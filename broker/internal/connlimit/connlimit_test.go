@@ -96,9 +96,8 @@ func newWorld(t *testing.T, max int, body time.Duration) *world {
 // client is a raw connection; its reader collects what the server sends
 // until the server closes it.
 type client struct {
-	c      net.Conn
-	br     *bufio.Reader
-	closed chan struct{}
+	c  net.Conn
+	br *bufio.Reader
 }
 
 func (w *world) dial(request string) *client {
