@@ -105,6 +105,7 @@ func TestExecThrewCommandOutput(t *testing.T) {
 func TestOutputTooLarge(t *testing.T) {
 	b := defaultBounds()
 	b.MaxOutputBytes = 1000
+	b.TimeoutMs = 120000 // writing 10 MB takes seconds on a loaded machine: the output bound must decide
 	forStyles(t, Config{}, b, func(t *testing.T, p *Program) {
 		// bigout n writes an n-byte object; a command adds a newline.
 		m := wantOK(t, call(t, p, "bigout", `{"n":999}`))
