@@ -12,9 +12,13 @@ import (
 // sends in its Origin header: scheme http or https, scheme and host
 // lower-cased, the default port dropped, a lone trailing "/" dropped.
 // Userinfo, any other path, a query or a fragment are refused
-// (ErrBadOrigin), so later checks can be plain string equality.
+// (ErrBadOrigin), so later checks can be plain string equality. Only
+// printable ASCII is accepted: a browser serializes an origin's host in
+// ASCII (punycode), so any other character could never match an Origin
+// header and could only smuggle a control or bidirectional character
+// into logs and pages.
 func NormalizeOrigin(s string) (string, error) {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' || r == '%' }) {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '\\' || r == '%' }) {
 		return "", ErrBadOrigin
 	}
 	u, err := url.Parse(s)

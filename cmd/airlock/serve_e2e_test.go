@@ -114,11 +114,17 @@ func TestServeRefusesBadStarts(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(testToken), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A 0600 token file of another user (tests run as root in CI; elsewhere
+	// the chown fails and the case is left out).
+	foreign := filepath.Join(t.TempDir(), "token")
+	must(t, os.WriteFile(foreign, []byte(testToken), 0o600))
+	foreignOK := os.Chown(foreign, 65534, 65534) == nil
 	cases := map[string]struct {
 		args []string
 		env  []string
 		want string
 	}{
+		"token file of another user":   {[]string{"serve", "--token-file", foreign}, nil, "another user"},
 		"public bind without token":    {[]string{"serve", "--listen", "0.0.0.0:0"}, nil, "non-loopback"},
 		"unknown flag":                 {[]string{"serve", "--tokne", "x"}, nil, "flag provided but not defined"},
 		"token as argument":            {[]string{"serve", "--listen", "127.0.0.1:0", testToken}, nil, "unexpected argument"},
@@ -134,6 +140,9 @@ func TestServeRefusesBadStarts(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
+			if name == "token file of another user" && !foreignOK {
+				t.Skip("cannot chown here (not root)")
+			}
 			args := append(c.args, "--data", t.TempDir())
 			code, stdout, stderr := runCLI(t, c.env, args...)
 			if code == 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/airlock/airlock/config"
 )
@@ -101,9 +102,10 @@ func settingsUsage(fs *flag.FlagSet, w io.Writer, synopsis string) func() {
 
 // Errors of reading the launch token.
 var (
-	errTokenTwice    = errors.New("give the launch token once: environment or --token-file, not both")
-	errTokenFileOpen = errors.New("the token file is readable by group or others; chmod 600 it")
-	errTokenEmpty    = errors.New("the token file is empty")
+	errTokenTwice     = errors.New("give the launch token once: environment or --token-file, not both")
+	errTokenFileOpen  = errors.New("the token file is readable by group or others; chmod 600 it")
+	errTokenFileOwner = errors.New("the token file belongs to another user")
+	errTokenEmpty     = errors.New("the token file is empty")
 )
 
 // launchToken reads the token from TENSORVIZ_LOCAL_TOKEN /
@@ -135,6 +137,9 @@ func readSecretFile(path string) (string, error) {
 	}
 	if info.Mode().Perm()&0o077 != 0 {
 		return "", errTokenFileOpen
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return "", errTokenFileOwner // another user could rewrite it between starts
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

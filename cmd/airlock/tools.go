@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -101,6 +102,16 @@ func toolsOffline(ctx context.Context, cfg *config.Config) ([]wire.Descriptor, [
 	return ds, cat.Statuses(), nil
 }
 
+// printable quotes s when it holds a character that a terminal could act
+// on or that could make it read as something else (a refused plugin's
+// folder name is whatever its author chose).
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r == '\t' || !wire.IDRune(r) }) < 0 {
+		return s
+	}
+	return strconv.QuoteToASCII(s)
+}
+
 func printTools(w io.Writer, ds []wire.Descriptor, sts []plugins.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DESCRIPTOR\tEXECUTOR\tTOOLS\tBOUNDS")
@@ -129,7 +140,7 @@ func printTools(w io.Writer, ds []wire.Descriptor, sts []plugins.Status) {
 	fmt.Fprintln(tw, "REFUSED\tORIGIN\tREASON\tDETAIL")
 	for _, s := range sts {
 		if !s.Admitted {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Origin, s.Reason, s.Detail)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(s.ID), s.Origin, s.Reason, printable(s.Detail))
 		}
 	}
 	tw.Flush()
