@@ -33,7 +33,7 @@ type Broker struct {
 	Catalog *plugins.Catalog
 	Router  *calls.Router
 	// Sessions is the local browser broker (mint, bootstrap, /local/ws,
-	// /local/view); the executor channel asks it ViewCookieValid.
+	// /local/view); the executor channel asks it ViewSession.
 	Sessions *session.Service
 	// Channel is the executor channel: /channel, the page executor and the
 	// paired environments.
@@ -59,7 +59,7 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	// The executor channel routes calls to the page and the paired
 	// environments, after the local executors (see the routing rule).
 	ch := channel.New(channel.Options{Config: cfg.Channel, Data: cfg.Data, Logger: o.Logger, Metrics: o.Metrics,
-		ViewCookieValid: b.Sessions.ViewCookieValid, Local: calls.Local{Table: table}, Watch: true})
+		ViewSession: b.Sessions.ViewSession, Local: calls.Local{Table: table}, Watch: true})
 	b.Router.AddSource(ch)
 	b.Channel = ch
 	components = append(components, ch)

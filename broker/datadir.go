@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"log/slog"
 	"path/filepath"
 
@@ -25,15 +26,23 @@ func CacheDir(cfg *config.Config) string {
 // 1): it must be the broker user's and not writable by group or others,
 // and is created 0700 when missing. With cache, the compilation cache
 // folder is prepared too (executors.PrepareCache). Commands run it before
-// anything else so that a refusal is a configuration error.
+// anything else so that a refusal is a configuration error. cfg.Data is
+// replaced by the folder with its links resolved (datadir.Resolve), so
+// that a link repointed after the check steers nothing later.
 func CheckData(cfg *config.Config, cache bool, logger *slog.Logger) error {
-	root, err := datadir.Open(cfg.Data)
+	resolved, err := datadir.Resolve(cfg.Data)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", cfg.Data, err)
+	}
+	root, err := datadir.Open(resolved)
 	if err != nil {
 		return err
 	}
 	root.Close()
+	cfg.Data = resolved
 	if !cache {
 		return nil
 	}
-	return executors.PrepareCache(CacheDir(cfg), logger)
+	_, err = executors.PrepareCache(CacheDir(cfg), logger)
+	return err
 }

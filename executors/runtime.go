@@ -85,10 +85,11 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
 	var cache wazero.CompilationCache
 	if cfg.CacheDir != "" {
-		if err := PrepareCache(cfg.CacheDir, cfg.Logger); err != nil {
+		dir, err := PrepareCache(cfg.CacheDir, cfg.Logger)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		c, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("%w: cache dir: %v", ErrConfig, err)
 		}
@@ -109,18 +110,19 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 // check of its own: the folder is created 0700, refused when it (or a
 // folder above it) is another user's or a link, and closed (and emptied
 // when others could write it) when it is ours but open. A repair is
-// logged. See RATIONALE.md, "Why is the compilation cache trusted once
-// its folder is private?".
-func PrepareCache(dir string, logger *slog.Logger) error {
+// logged. It returns dir with its links resolved, the path to hand to
+// wazero (which re-reads the path on every access). See RATIONALE.md,
+// "Why is the compilation cache trusted once its folder is private?".
+func PrepareCache(dir string, logger *slog.Logger) (string, error) {
 	rep, err := datadir.PrepareCache(dir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if rep.Changed() {
 		logger.Warn("compilation cache folder was open to other users: closed to 0700, entries others could have written removed",
 			"closed", rep.Closed, "emptied", rep.Emptied)
 	}
-	return nil
+	return rep.Dir, nil
 }
 
 // instantiateHosts adds the two host modules guests may import and keeps

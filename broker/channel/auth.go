@@ -36,10 +36,17 @@ func (c *Channel) authenticate(r *http.Request, conn *websocket.Conn) verdict {
 	if !one || !httpx.LoopbackOrigin(origin, c.localPort(r)) || !loopbackPeer(r) {
 		return refused(ReasonUnauthenticated)
 	}
-	if c.opts.Config.LoopbackAuth && (c.opts.ViewCookieValid == nil || !c.opts.ViewCookieValid(r)) {
+	if !c.opts.Config.LoopbackAuth {
+		return verdict{id: identity{kind: Page}}
+	}
+	if c.opts.ViewSession == nil {
 		return refused(ReasonUnauthenticated)
 	}
-	return verdict{id: identity{kind: Page}}
+	ended, ok := c.opts.ViewSession(r)
+	if !ok {
+		return refused(ReasonUnauthenticated)
+	}
+	return verdict{id: identity{kind: Page, sessionEnded: ended}}
 }
 
 // localPort is the port the request arrived on: the broker's own port,

@@ -43,11 +43,12 @@ type Options struct {
 	Data    string
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
-	// ViewCookieValid reports whether a request carries the view cookie
-	// of a live session whose launch origin is the request's Origin;
-	// required of pages when Config.LoopbackAuth is set. Nil then refuses
-	// every page.
-	ViewCookieValid func(*http.Request) bool
+	// ViewSession reports whether a request carries the view cookie of a
+	// live session whose launch origin is the request's Origin, and
+	// returns a channel closed when that session ends (expiry): the page
+	// it admitted is then closed (PROTOCOL sections 4 and 6). Required of
+	// pages when Config.LoopbackAuth is set; nil then refuses every page.
+	ViewSession func(*http.Request) (ended <-chan struct{}, ok bool)
 	// Local is the source that outranks the channel (the broker's own
 	// executors); it is consulted to log shadowed descriptors and to drop
 	// page catalog entries for descriptors it holds.
@@ -297,14 +298,36 @@ func (c *Channel) run(conn *websocket.Conn, id identity) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pinged := make(chan struct{})
 	go func() { defer close(pinged); Keepalive(ctx, conn) }()
+	watched := make(chan struct{})
+	go func() { defer close(watched); c.watchSession(ctx, p) }()
 	err := c.readLoop(p)
 	cancel()
 	<-pinged
+	<-watched
 	c.mu.Lock()
 	c.release(p)
 	c.mu.Unlock()
 	_ = conn.CloseNow()
 	c.log.Info("executor disconnected", "executor", p.executor(), "code", int(websocket.CloseStatus(err)))
+}
+
+// watchSession closes a page when the session whose view cookie admitted
+// it ends (PROTOCOL section 4: at expiresAt every socket of the session
+// is closed 4402): it is released at once, so its calls in flight settle
+// page-closed and its catalog is forgotten. It returns when ctx ends (the
+// connection did) or at once for a peer tied to no session.
+func (c *Channel) watchSession(ctx context.Context, p *peer) {
+	if p.sessionEnded == nil {
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-p.sessionEnded:
+		c.mu.Lock()
+		c.kick(p, StatusSessionExpired, ReasonSessionExpired)
+		c.mu.Unlock()
+		c.log.Info("page closed: its session ended", "executor", p.executor())
+	}
 }
 
 // readLoop dispatches the peer's frames: a control message (its catalog)

@@ -1,6 +1,10 @@
 package channel
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/coder/websocket"
+)
 
 // Sentinel errors of the channel. Door.Answer returns them so a caller (or
 // a test) can tell why a frame settled nothing; they never reach a wire
@@ -36,7 +40,16 @@ const (
 	ReasonEnvironmentReplaced = "environment-replaced"
 	// ReasonGoingAway closes (1001) every peer when the broker stops.
 	ReasonGoingAway = "going away"
+	// ReasonSessionExpired closes (StatusSessionExpired, 4402) a page
+	// when the session whose view cookie admitted it ends: PROTOCOL
+	// section 4 closes every socket of an expired session 4402 with the
+	// code's name as reason, and the page's is one of them.
+	ReasonSessionExpired = "CREDENTIAL_EXPIRED"
 )
+
+// StatusSessionExpired is the close code that goes with
+// ReasonSessionExpired: 4402, as on /local/ws.
+const StatusSessionExpired websocket.StatusCode = 4402
 
 // LoopbackAuthOffWarning is logged at start-up when channel.loopback_auth
 // (VOICEBOX_LOOPBACK_AUTH) was explicitly turned off: the seed's

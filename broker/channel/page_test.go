@@ -124,13 +124,13 @@ func TestPageCannotClaimHeldDescriptors(t *testing.T) {
 // TestPageCookieRule: with channel.loopback_auth a page needs a live view
 // cookie as well as the loopback Origin.
 func TestPageCookieRule(t *testing.T) {
-	valid := func(r *http.Request) bool {
+	valid := func(r *http.Request) (<-chan struct{}, bool) {
 		c, err := r.Cookie("tensorviz_local_browser_0123456789abcdef")
-		return err == nil && c.Value == "live"
+		return nil, err == nil && c.Value == "live"
 	}
 	w := newWorld(t, func(o *channel.Options) {
 		o.Config.LoopbackAuth = true
-		o.ViewCookieValid = valid
+		o.ViewSession = valid
 	})
 	for _, cookie := range []string{"", "tensorviz_local_browser_0123456789abcdef=dead", "other=live"} {
 		var p *peer

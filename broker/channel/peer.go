@@ -33,6 +33,10 @@ type identity struct {
 	kind   Kind
 	name   string         // pairing name; empty for the page
 	digest pairing.Digest // the bearer's digest; zero for the page
+	// sessionEnded closes when the session whose view cookie admitted
+	// the page ends; nil for an environment, or a page admitted on its
+	// Origin alone (channel.loopback_auth off).
+	sessionEnded <-chan struct{}
 }
 
 // executor is the identity's executor label: page or machine:<name>.

@@ -38,8 +38,8 @@ type Options struct {
 // # Notes
 //
 //   - New starts the reaper goroutine; Close stops it and every socket.
-//   - ViewCookieValid is the hook other components (the executor channel)
-//     use to require a live view cookie.
+//   - ViewSession is the hook the executor channel uses to require a live
+//     view cookie of a page, and to close the page when that session ends.
 type Service struct {
 	opts  Options
 	clock Clock
@@ -129,21 +129,32 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 }
 
-// ViewCookieValid reports whether r carries the view cookie
+// ViewSession reports whether r carries the view cookie
 // (tensorviz_local_browser_<h>, with the right value, compared in constant
 // time) of a live session (not expired, not a tombstone) whose launch
-// origin is exactly r's Origin. The executor channel uses it for
-// VOICEBOX_LOOPBACK_AUTH: a cookie proves a browser page of that session,
-// so it must be the session the connection's Origin names; any other live
-// cookie (another window, another loopback origin of this broker) does
-// not authenticate it.
-func (s *Service) ViewCookieValid(r *http.Request) bool {
+// origin is exactly r's Origin, and returns a channel closed when that
+// session ends. The executor channel uses it for VOICEBOX_LOOPBACK_AUTH:
+// a cookie proves a browser page of that session, so it must be the
+// session the connection's Origin names (any other live cookie, of
+// another window or another loopback origin of this broker, does not
+// authenticate it), and the page lives no longer than the session
+// (PROTOCOL section 4, Expiry).
+func (s *Service) ViewSession(r *http.Request) (ended <-chan struct{}, ok bool) {
 	origins := r.Header.Values("Origin")
 	if len(origins) != 1 || origins[0] == "" {
-		return false
+		return nil, false
 	}
 	sess, _, err := s.store.authenticate(r.Cookies(), origins[0], true)
-	return err == nil && sess.Origin == origins[0]
+	if err != nil || sess.Origin != origins[0] {
+		return nil, false
+	}
+	return sess.ended, true
+}
+
+// ViewCookieValid is ViewSession's verdict alone.
+func (s *Service) ViewCookieValid(r *http.Request) bool {
+	_, ok := s.ViewSession(r)
+	return ok
 }
 
 // Stats is a summary of everything the service holds, for tests and the

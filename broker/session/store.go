@@ -41,6 +41,7 @@ type Session struct {
 	tombstone bool
 	reapAt    time.Time
 	tombEl    *list.Element // its place among the tombstones, oldest first
+	ended     chan struct{} // closed when the session expires (expireDue)
 }
 
 // Hub is the session's relay hub.
@@ -97,7 +98,7 @@ func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals 
 	cred, credD := newSecret()
 	host, hostD := newSecret()
 	s := &Session{ID: newSessionID(), Origin: origin, CookieName: ViewCookieName(origin),
-		ExpiresAt: expiry(st.clock.Now(), ttl), cred: credD, hostKey: hostD,
+		ExpiresAt: expiry(st.clock.Now(), ttl), cred: credD, hostKey: hostD, ended: make(chan struct{}),
 		Caps: Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: propose}}
 	o := st.hubOpts
 	o.SessionID, o.CanPropose = s.ID, propose && allowProposals
@@ -240,6 +241,7 @@ func (st *store) expireDue(s *Session) bool {
 		return false
 	}
 	s.tombstone, s.credUsed = true, true
+	close(s.ended) // once: a tombstone never becomes live again
 	s.reapAt = s.ExpiresAt.Add(st.retention)
 	s.tombEl = st.tombs.PushBack(s)
 	st.live--

@@ -409,10 +409,17 @@ func TestChannelPageExecutor(t *testing.T) {
 // cookie with the session client, returning "name=value".
 func chanViewCookie(t *testing.T, w *chanWorld, origin string) string {
 	t.Helper()
+	return chanViewCookieFor(t, w, localclient.MintOptions{LaunchOrigin: origin})
+}
+
+// chanViewCookieFor is chanViewCookie for a session minted with o.
+func chanViewCookieFor(t *testing.T, w *chanWorld, o localclient.MintOptions) string {
+	t.Helper()
+	origin := o.LaunchOrigin
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := &localclient.Client{Base: w.broker.URL(), Token: testToken}
-	m, err := c.Mint(ctx, localclient.MintOptions{LaunchOrigin: origin})
+	m, err := c.Mint(ctx, o)
 	if err != nil {
 		t.Fatalf("mint: %v", err)
 	}

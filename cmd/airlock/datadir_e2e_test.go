@@ -213,3 +213,46 @@ func TestDataDirCacheLooseModeRepaired(t *testing.T) {
 		t.Errorf("the repair was not logged:\n%s", tail(p.Stderr(), 4000))
 	}
 }
+
+// A data folder reached through a link another user owns, in a sticky
+// world-writable folder, is one that user may repoint after the checks
+// (and then the broker would write, and read back as native code, the
+// compilation cache in that user's folder): refused at start-up. The
+// same link, once root's, is followed once and used.
+func TestDataDirThroughAnotherUsersLinkRefused(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give a link to another user (CI runs as root)")
+	}
+	const nobody = 65534
+	base := t.TempDir()
+	victim := filepath.Join(base, "victim")
+	sticky := filepath.Join(base, "sticky")
+	must(t, os.Mkdir(victim, 0o700))
+	must(t, os.Mkdir(sticky, 0o700))
+	must(t, os.Chmod(sticky, 0o777|os.ModeSticky))
+	link := filepath.Join(sticky, "L")
+	must(t, os.Symlink(victim, link))
+	must(t, os.Lchown(link, nobody, nobody))
+	env := []string{"AIRLOCK_EXEC_CACHE_DIR="}
+	for name, args := range commandsOnData(t, link) {
+		t.Run(name, func(t *testing.T) {
+			env := append([]string{"AIRLOCK_BEARER=vbx_not-used", "AIRLOCK_DATA=" + link}, env...)
+			refusedAtStart(t, env, "symbolic link another user could change", args...)
+		})
+	}
+	cache := filepath.Join(link, "cache")
+	refusedAtStart(t, []string{"AIRLOCK_EXEC_CACHE_DIR=" + cache}, "symbolic link another user could change",
+		"serve", "--listen", "127.0.0.1:0", "--no-builtin", "--data", t.TempDir())
+	if entries, _ := os.ReadDir(victim); len(entries) != 0 {
+		t.Errorf("the broker wrote through another user's link: %v", entries)
+	}
+	// The positive control: the link made root's is followed, and the
+	// compilation cache is where it pointed.
+	must(t, os.Lchown(link, 0, 0))
+	p := startServe(t, procOptions{Args: []string{"--no-builtin", "--data", link}, Env: env})
+	p.Stop()
+	if _, err := os.Stat(filepath.Join(victim, "compile-cache")); err != nil {
+		t.Errorf("the broker did not use the folder its own link points to: %v", err)
+	}
+}

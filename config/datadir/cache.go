@@ -27,6 +27,7 @@ import (
 type CacheRepair struct {
 	Closed  []string // folders chmod'ed to 0700
 	Emptied []string // folders whose entries were removed
+	Dir     string   // the folder with its links resolved: hand this on, not the path given
 }
 
 // Changed reports whether anything was repaired.
@@ -34,13 +35,16 @@ func (r CacheRepair) Changed() bool { return len(r.Closed) > 0 }
 
 // PrepareCache checks the compilation cache folder dir, creating it 0700
 // when missing, repairs a folder of ours that is too open, and refuses
-// everything else with an error naming the path.
+// everything else with an error naming the path. dir is resolved once
+// (Resolve): the caller hands rep.Dir to wazero, which re-reads the path
+// on every access, so a link along dir cannot be repointed later.
 func PrepareCache(dir string) (CacheRepair, error) {
 	var rep CacheRepair
-	abs, err := filepath.Abs(dir)
+	abs, err := resolveCacheDir(dir)
 	if err != nil {
-		return rep, err
+		return rep, refuse("compilation cache", dir, err)
 	}
+	rep.Dir = abs
 	if err := checkAncestors(abs); err != nil {
 		return rep, refuse("compilation cache", abs, err)
 	}
@@ -212,48 +216,45 @@ func readDir(root *os.Root) ([]string, error) {
 	return d.Readdirnames(-1)
 }
 
-// checkAncestors refuses abs when a folder above it, along the path as
-// written or as links resolve it, could be replaced by another user.
-// Folders that do not exist yet are skipped: the broker creates them 0700.
-func checkAncestors(abs string) error {
-	parent := filepath.Dir(abs)
-	for _, p := range []string{parent, resolvedExisting(parent)} {
-		for dir := p; ; dir = filepath.Dir(dir) {
-			fi, err := os.Stat(dir)
-			if err == nil && !safeAncestor(fi) {
-				return ErrUnsafeParent
-			}
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			if filepath.Dir(dir) == dir {
-				break
-			}
-		}
+// resolveCacheDir is dir with the links above it resolved (Resolve);
+// dir itself may not be a link.
+func resolveCacheDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
 	}
-	return nil
+	if li, err := os.Lstat(abs); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		return "", ErrLink
+	}
+	parent, err := Resolve(filepath.Dir(abs))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, filepath.Base(abs)), nil
 }
 
-// resolvedExisting is p with links resolved, as far as p exists.
-func resolvedExisting(p string) string {
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
+// checkAncestors refuses abs, a path with its links resolved, when a
+// folder above it could be replaced by another user. Folders that do not
+// exist yet are skipped: the broker creates them 0700.
+func checkAncestors(abs string) error {
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		if err == nil && !safeAncestor(fi) {
+			return ErrUnsafeParent
 		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return p
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
+		if filepath.Dir(dir) == dir {
+			return nil
+		}
 	}
 }
 
 // safeAncestor reports whether only root or the broker's user can rename
 // entries in the folder fi describes.
 func safeAncestor(fi fs.FileInfo) bool {
-	if owner := ownerOf(fi); owner != 0 && owner != os.Getuid() && owner != -1 {
+	if !ownedByRootOrUs(fi) {
 		return false
 	}
 	return fi.Mode().Perm()&0o022 == 0 || fi.Mode()&fs.ModeSticky != 0

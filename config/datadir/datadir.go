@@ -47,9 +47,15 @@ func refuse(what, path string, reason error) error {
 // Open checks the data directory dir, creating it 0700 (with any missing
 // parents) when it does not exist, and returns it as an os.Root. The
 // check is made on the opened directory itself, so the folder checked is
-// the folder used. dir itself may be reached through a link: it is the
-// operator's own path.
+// the folder used. dir may be reached through links of the operator's
+// own (Resolve); one another user could repoint is refused with
+// ErrUnsafeLink.
 func Open(dir string) (*os.Root, error) {
+	given := dir
+	dir, err := Resolve(given)
+	if err != nil {
+		return nil, refuse("data directory", given, err)
+	}
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err

@@ -65,10 +65,11 @@ func New(ctx context.Context, module []byte, o Options) (*Runner, error) {
 	var cache wazero.CompilationCache
 	if o.CacheDir != "" {
 		// The same checks as the broker's cache (internal/datadir).
-		if _, err := datadir.PrepareCache(o.CacheDir); err != nil {
+		rep, err := datadir.PrepareCache(o.CacheDir)
+		if err != nil {
 			return nil, fmt.Errorf("baseline: %w", err)
 		}
-		c, err := wazero.NewCompilationCacheWithDir(o.CacheDir)
+		c, err := wazero.NewCompilationCacheWithDir(rep.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("baseline: cache dir: %w", err)
 		}
