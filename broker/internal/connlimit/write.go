@@ -12,9 +12,9 @@ import (
 //
 // A deadline per write rather than http.Server.WriteTimeout: that one is
 // counted from the request's headers, so it would end a long tool call's
-// response. A handler that has not started writing is not bound. The
-// deadline set for the handler's last write also bounds net/http's final
-// flush after the handler returns. Hijacked connections are left alone:
+// response. A handler that has not started writing is not bound. A fresh
+// deadline and the evictable phase also cover net/http's final flush
+// after the handler returns. Hijacked connections are left alone:
 // net/http clears their deadlines, and the WebSocket owns them.
 //
 // The server must use the Limiter's ConnContext.
@@ -29,7 +29,11 @@ func (l *Limiter) BoundWrites(d time.Duration, next http.Handler) http.Handler {
 		_ = c.SetWriteDeadline(time.Time{})
 		bw := &boundWriter{ResponseWriter: w, l: l, c: c, d: d}
 		next.ServeHTTP(bw, r)
+		// What the handler left in net/http's buffer is flushed after it
+		// returns, under this deadline; until net/http reports the
+		// connection idle, that flush is a write like any other.
 		bw.arm()
+		l.move(c, phaseHandler, phaseWriting)
 	})
 }
 
