@@ -60,9 +60,10 @@ type Config struct {
 // RATIONALE "Why evict slow connections before refusing new ones?").
 type HTTP struct {
 	// MaxConnections caps open connections, WebSockets included. Past it
-	// the oldest connection still sending headers or a body, or idle
-	// between requests, is closed for the new one; with none, the new one
-	// is refused 503.
+	// the oldest connection still sending headers or a body, idle between
+	// requests, upgraded but not yet authenticated, or blocked writing to
+	// a client that does not read, is closed for the new one; with none,
+	// the new one is refused 503.
 	MaxConnections int `koanf:"max_connections"`
 	// HeaderTimeoutMs bounds the arrival of a request's headers.
 	HeaderTimeoutMs int `koanf:"header_timeout_ms"`

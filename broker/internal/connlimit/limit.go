@@ -2,7 +2,8 @@
 // listeners. A cap on open connections (WebSockets included, since each is
 // a descriptor) first makes room by closing the oldest connection that is
 // only waiting on its client (for request headers, for the rest of a body,
-// or idle on keep-alive), and refuses the new connection with a 503 only
+// idle on keep-alive, upgraded but not yet authenticated, or blocked
+// writing a response it does not read), and refuses the new connection with a 503 only
 // when none is; and a request body must arrive within a bound.
 //
 // A WebSocket is evictable until its application marks it established
