@@ -3,8 +3,9 @@
 // a descriptor) first makes room by closing the oldest connection that is
 // only waiting on its client (for request headers, for the rest of a body,
 // idle on keep-alive, upgraded but not yet authenticated, or blocked
-// writing a response it does not read), and refuses the new connection with a 503 only
-// when none is; and a request body must arrive within a bound.
+// writing a response it does not read), and refuses the new connection
+// with a 503 only when none is; a request body must arrive within a
+// bound, and so must each write of a response.
 //
 // A WebSocket is evictable until its application marks it established
 // (Established), and a request whose response write is blocked on a client
