@@ -81,12 +81,13 @@ func New(opts Options) *Server {
 }
 
 // httpServer serves h under the connection cap and the slow-client
-// bounds: headers, then the body, must arrive in time, and an idle
-// keep-alive connection is closed.
+// bounds: headers, then the body, must arrive in time, each write of a
+// response must reach the client in time, and an idle keep-alive
+// connection is closed.
 func (s *Server) httpServer(h http.Handler) *http.Server {
 	cfg := s.opts.Config.HTTP
 	return &http.Server{
-		Handler:           s.conns.BoundBody(millis(cfg.BodyTimeoutMs), h),
+		Handler:           s.conns.BoundBody(millis(cfg.BodyTimeoutMs), s.conns.BoundWrites(millis(cfg.WriteTimeoutMs), h)),
 		ReadHeaderTimeout: millis(cfg.HeaderTimeoutMs),
 		IdleTimeout:       millis(cfg.IdleTimeoutMs),
 		ConnState:         s.conns.ConnState,

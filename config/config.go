@@ -60,9 +60,10 @@ type Config struct {
 // RATIONALE "Why evict slow connections before refusing new ones?").
 type HTTP struct {
 	// MaxConnections caps open connections, WebSockets included. Past it
-	// the oldest connection still sending headers or a body, or idle
-	// between requests, is closed for the new one; with none, the new one
-	// is refused 503.
+	// the oldest connection still sending headers or a body, idle between
+	// requests, upgraded but not yet authenticated, or blocked writing to
+	// a client that does not read, is closed for the new one; with none,
+	// the new one is refused 503.
 	MaxConnections int `koanf:"max_connections"`
 	// HeaderTimeoutMs bounds the arrival of a request's headers.
 	HeaderTimeoutMs int `koanf:"header_timeout_ms"`
@@ -71,6 +72,10 @@ type HTTP struct {
 	BodyTimeoutMs int `koanf:"body_timeout_ms"`
 	// IdleTimeoutMs closes a keep-alive connection idle this long.
 	IdleTimeoutMs int `koanf:"idle_timeout_ms"`
+	// WriteTimeoutMs bounds each write of a response, extended on every
+	// write, so a client that never reads cannot hold its connection. A
+	// handler that has not started writing (a long tool call) is not bound.
+	WriteTimeoutMs int `koanf:"write_timeout_ms"`
 }
 
 // Local configures sessions and the /local/ws relay.
@@ -140,6 +145,7 @@ var Settings = []Setting{
 	{Key: "http.header_timeout_ms", Default: 10000, Help: "time a client has to send a request's headers"},
 	{Key: "http.body_timeout_ms", Default: 10000, Help: "time a client has to send a request's body, after its headers"},
 	{Key: "http.idle_timeout_ms", Default: 30000, Help: "a keep-alive connection idle this long is closed"},
+	{Key: "http.write_timeout_ms", Default: 10000, Help: "time each write of a response has to reach a client that is not reading"},
 
 	{Key: "local.tombstone_retention_seconds", Aliases: []string{"LOCAL_BROWSER_TOMBSTONE_RETENTION_SECONDS"}, Default: 3600, Help: "how long an expired session answers 410 before it is deleted"},
 	{Key: "local.source_proposals", Default: true, Help: "allow sourceEdit* for sessions minted with canProposeSourceEdits"},
@@ -305,6 +311,7 @@ func (c *Config) Validate() error {
 		{"http.header_timeout_ms", c.HTTP.HeaderTimeoutMs},
 		{"http.body_timeout_ms", c.HTTP.BodyTimeoutMs},
 		{"http.idle_timeout_ms", c.HTTP.IdleTimeoutMs},
+		{"http.write_timeout_ms", c.HTTP.WriteTimeoutMs},
 		{"local.tombstone_retention_seconds", c.Local.TombstoneRetentionSeconds},
 		{"local.handshake_timeout_ms", c.Local.HandshakeTimeoutMs},
 		{"local.max_frame_bytes", c.Local.MaxFrameBytes},

@@ -45,7 +45,7 @@ type Registry struct {
 	// Connections on the broker's listeners (see broker/internal/connlimit).
 	ConnectionsOpen    prometheus.Gauge
 	ConnectionsRefused prometheus.Counter
-	ConnectionsEvicted *prometheus.CounterVec // phase: headers, body, idle
+	ConnectionsEvicted *prometheus.CounterVec // phase: headers, body, idle, upgrade, writing
 
 	// The executor channel.
 	ChannelCalls          *prometheus.CounterVec // peer, outcome
@@ -94,7 +94,7 @@ func New() *Registry {
 
 	r.ConnectionsOpen = gauge("connections_open", "Open connections on the broker's listeners, WebSockets included.").WithLabelValues()
 	r.ConnectionsRefused = counter("connections_refused_total", "Connections refused 503 because the connection cap was full and none could be evicted.").WithLabelValues()
-	r.ConnectionsEvicted = counter("connections_evicted_total", "Connections closed to make room under the cap, by what they were waiting for: headers, body or idle.", "phase")
+	r.ConnectionsEvicted = counter("connections_evicted_total", "Connections closed to make room under the cap, by what they were waiting for: headers, body, idle, upgrade (a WebSocket not yet authenticated) or writing (a response the client is not reading).", "phase")
 
 	r.ChannelCalls = counter("channel_calls_total", "Calls through an executor door, by peer kind and outcome.", "peer", "outcome")
 	r.ChannelTimeouts = counter("channel_timeouts_total", "Channel calls settled by timeout, by peer kind.", "peer")

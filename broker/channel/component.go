@@ -23,6 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/config"
@@ -277,6 +278,8 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 	case v.reason != "":
 		c.refuse(conn, v.reason)
 	default:
+		// Authenticated: from here the cap never closes it to make room.
+		connlimit.Established(r.Context())
 		c.run(conn, v.id)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay"
 	"github.com/airlock/airlock/broker/relay/contract"
@@ -71,6 +72,8 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer s.connGauge(role, -1)
 	member := s.handshake(sess, role, k)
 	if member != nil {
+		// Past hello: from here the cap never closes it to make room.
+		connlimit.Established(r.Context())
 		s.relay(sess, member, k)
 		sess.hub.Leave(member)
 	}

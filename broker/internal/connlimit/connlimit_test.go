@@ -34,6 +34,13 @@ type world struct {
 
 func newWorld(t *testing.T, max int, body time.Duration) *world {
 	t.Helper()
+	return newWorldWrites(t, max, body, time.Minute)
+}
+
+// newWorldWrites is newWorld with a bound on response writes; /big
+// answers more than socket buffers hold.
+func newWorldWrites(t *testing.T, max int, body, write time.Duration) *world {
+	t.Helper()
 	w := &world{t: t, reg: metrics.New(), release: make(chan struct{}), inside: make(chan struct{}, 16)}
 	l := New(max, w.reg)
 	w.l = l
@@ -48,10 +55,23 @@ func newWorld(t *testing.T, max int, body time.Duration) *world {
 			t.Errorf("hijack: %v", err)
 			return
 		}
+		// A pending socket stands for one that never authenticates; the
+		// others are established before the client hears of them.
+		if !r.URL.Query().Has("pending") {
+			Established(r.Context())
+		}
 		w.mu.Lock()
 		w.hijack = append(w.hijack, c)
 		w.mu.Unlock()
 		_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\n\r\n")
+	})
+	mux.HandleFunc("/big", func(rw http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 64<<10)
+		for range 256 {
+			if _, err := rw.Write(chunk); err != nil {
+				return
+			}
+		}
 	})
 	mux.HandleFunc("/ok", func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "ok") })
 	mux.HandleFunc("/read", func(rw http.ResponseWriter, r *http.Request) {
@@ -73,7 +93,7 @@ func newWorld(t *testing.T, max int, body time.Duration) *world {
 		t.Fatal(err)
 	}
 	w.addr = ln.Addr().String()
-	srv := &http.Server{Handler: l.BoundBody(body, mux), ConnState: l.ConnState, ConnContext: l.ConnContext, ReadHeaderTimeout: time.Minute}
+	srv := &http.Server{Handler: l.BoundBody(body, l.BoundWrites(write, mux)), ConnState: l.ConnState, ConnContext: l.ConnContext, ReadHeaderTimeout: time.Minute}
 	served := make(chan struct{})
 	go func() { defer close(served); _ = srv.Serve(l.Listener(ln)) }()
 	t.Cleanup(func() {
@@ -174,6 +194,7 @@ func TestCapEvictsWaitingConnectionsThenRefuses(t *testing.T) {
 		t.Errorf("evicted while sending headers: %v, want 1", n)
 	}
 	// fresh is now idle on keep-alive: the next one evicts it.
+	w.waitPhase(phaseIdle, 1)
 	next := w.dial(get("/ok"))
 	if resp, _ := next.response(t); resp.StatusCode != 200 {
 		t.Fatalf("second new connection: %d", resp.StatusCode)
@@ -313,5 +334,103 @@ func TestHammerAccounting(t *testing.T) {
 	w.l.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d connections still tracked", n)
+	}
+}
+
+// phaseCount is how many tracked connections are in phase p.
+func (w *world) phaseCount(p phase) int {
+	w.l.mu.Lock()
+	defer w.l.mu.Unlock()
+	n := 0
+	for e := w.l.conns.Front(); e != nil; e = e.Next() {
+		if e.Value.(*conn).phase == p {
+			n++
+		}
+	}
+	return n
+}
+
+// waitPhase polls until n tracked connections are in phase p.
+func (w *world) waitPhase(p phase, n int) {
+	w.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for w.phaseCount(p) != n {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("connections in phase %d: %d, want %d", p, w.phaseCount(p), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestCapEvictsPendingUpgradesNotEstablishedOnes(t *testing.T) {
+	w := newWorld(t, 2, time.Minute)
+	live := w.dial(get("/hijack"))
+	if resp, _ := live.response(t); resp.StatusCode != 101 {
+		t.Fatalf("hijack answered %d", resp.StatusCode)
+	}
+	pending := w.dial(get("/hijack?pending"))
+	if resp, _ := pending.response(t); resp.StatusCode != 101 {
+		t.Fatalf("pending hijack answered %d", resp.StatusCode)
+	}
+	w.waitPhase(phaseEstablished, 1)
+	w.waitPhase(phaseUpgrade, 1)
+
+	// The cap is full: the pending socket makes room, the established one
+	// stays.
+	fresh := w.dial(get("/ok"))
+	if resp, body := fresh.response(t); resp.StatusCode != 200 || body != "ok" {
+		t.Fatalf("a new connection with a pending upgrade to evict: %d %q", resp.StatusCode, body)
+	}
+	pending.waitClosed(t, "the pending upgrade")
+	if n := testutil.ToFloat64(w.reg.ConnectionsEvicted.WithLabelValues("upgrade")); n != 1 {
+		t.Errorf("evicted pending upgrades: %v, want 1", n)
+	}
+	if _, err := io.WriteString(live.c, "ping"); err != nil {
+		t.Errorf("the established socket was closed: %v", err)
+	}
+	w.mu.Lock()
+	hj := w.hijack[0]
+	w.mu.Unlock()
+	buf := make([]byte, 4)
+	_ = hj.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.ReadFull(hj, buf); err != nil || string(buf) != "ping" {
+		t.Errorf("the established socket does not carry data: %q %v", buf, err)
+	}
+}
+
+func TestCapEvictsClientsThatDoNotRead(t *testing.T) {
+	w := newWorld(t, 2, time.Minute)
+	deaf := w.dial(get("/big"))
+	w.waitPhase(phaseWriting, 1)
+	busy := w.dial(get("/block"))
+	<-w.inside
+
+	// The cap is full: the write blocked on a client that does not read
+	// makes room; the handler that is not writing stays.
+	fresh := w.dial(get("/ok"))
+	if resp, body := fresh.response(t); resp.StatusCode != 200 || body != "ok" {
+		t.Fatalf("a new connection with a stalled write to evict: %d %q", resp.StatusCode, body)
+	}
+	if n := testutil.ToFloat64(w.reg.ConnectionsEvicted.WithLabelValues("writing")); n != 1 {
+		t.Errorf("evicted stalled writes: %v, want 1", n)
+	}
+	_, _ = io.Copy(io.Discard, deaf.c) // ends: the server closed it
+	close(w.release)
+	if resp, _ := busy.response(t); resp.StatusCode != 200 {
+		t.Errorf("the busy request: %d", resp.StatusCode)
+	}
+}
+
+func TestStalledWriteEndsAtItsBound(t *testing.T) {
+	w := newWorldWrites(t, 8, time.Minute, 200*time.Millisecond)
+	w.dial(get("/big"))
+	w.waitPhase(phaseWriting, 1)
+	// Nobody evicts it (the cap has room): the write bound alone ends the
+	// response, and the connection with it.
+	w.waitOpen(0)
+	// A client that reads gets the whole response within the same bound.
+	c := w.dial(get("/big"))
+	if resp, body := c.response(t); resp.StatusCode != 200 || len(body) != 256*64<<10 {
+		t.Errorf("a reading client: %d, %d bytes", resp.StatusCode, len(body))
 	}
 }

@@ -2,11 +2,16 @@
 // listeners. A cap on open connections (WebSockets included, since each is
 // a descriptor) first makes room by closing the oldest connection that is
 // only waiting on its client (for request headers, for the rest of a body,
-// or idle on keep-alive), and refuses the new connection with a 503 only
-// when none is; and a request body must arrive within a bound.
+// idle on keep-alive, upgraded but not yet authenticated, or blocked
+// writing a response it does not read), and refuses the new connection
+// with a 503 only when none is; a request body must arrive within a
+// bound, and so must each write of a response.
 //
-// Established WebSockets and requests in their handlers are never closed
-// to make room: they are the service the cap protects. See RATIONALE, "Why
+// A WebSocket is evictable until its application marks it established
+// (Established), and a request whose response write is blocked on a client
+// that is not reading is evictable for as long as that write lasts.
+// Established WebSockets and requests in their handlers otherwise are
+// never closed to make room: they are the service the cap protects. See RATIONALE, "Why
 // evict slow connections before refusing new ones?".
 package connlimit
 
@@ -26,19 +31,24 @@ import (
 type phase uint8
 
 const (
-	phaseHeaders  phase = iota // accepted; its request headers are not complete
-	phaseBody                  // in a request whose body is still arriving
-	phaseIdle                  // keep-alive, between requests
-	phaseHandler               // a request being served
-	phaseHijacked              // taken over by a WebSocket
+	phaseHeaders     phase = iota // accepted; its request headers are not complete
+	phaseBody                     // in a request whose body is still arriving
+	phaseIdle                     // keep-alive, between requests
+	phaseUpgrade                  // a WebSocket not yet authenticated (see Established)
+	phaseWriting                  // a response write the client is not reading
+	phaseHandler                  // a request being served
+	phaseEstablished              // an authenticated WebSocket
 )
 
 // evictable reports whether a connection in p waits only on its client.
-func (p phase) evictable() bool { return p <= phaseIdle }
+func (p phase) evictable() bool { return p <= phaseWriting }
+
+// hijacked reports whether a WebSocket owns the connection.
+func (p phase) hijacked() bool { return p == phaseUpgrade || p == phaseEstablished }
 
 // label is p's value of the evicted metric's phase label.
 func (p phase) label() string {
-	return [...]string{"headers", "body", "idle"}[p]
+	return [...]string{"headers", "body", "idle", "upgrade", "writing"}[p]
 }
 
 // Limiter tracks every connection accepted through its listeners. One
@@ -48,7 +58,7 @@ type Limiter struct {
 	max     int
 	open    prometheus.Gauge
 	refused prometheus.Counter
-	evicted [phaseIdle + 1]prometheus.Counter
+	evicted [phaseWriting + 1]prometheus.Counter
 
 	mu    sync.Mutex
 	conns list.List // of *conn, oldest first
@@ -57,7 +67,7 @@ type Limiter struct {
 // New returns a Limiter that keeps at most max connections open.
 func New(max int, reg *metrics.Registry) *Limiter {
 	l := &Limiter{max: max, open: reg.ConnectionsOpen, refused: reg.ConnectionsRefused}
-	for p := phaseHeaders; p <= phaseIdle; p++ {
+	for p := phaseHeaders; p <= phaseWriting; p++ {
 		l.evicted[p] = reg.ConnectionsEvicted.WithLabelValues(p.label())
 	}
 	return l
@@ -137,10 +147,11 @@ func (l *Limiter) releaseLocked(c *conn) {
 	l.open.Dec()
 }
 
-// set puts c in phase to. A hijacked connection stays hijacked.
+// set puts c in phase to. A hijacked connection's phase is the
+// WebSocket's to change (see Established), never net/http's.
 func (l *Limiter) set(c *conn, to phase) {
 	l.mu.Lock()
-	if c.phase != phaseHijacked {
+	if !c.phase.hijacked() {
 		c.phase = to
 	}
 	l.mu.Unlock()
@@ -169,7 +180,7 @@ func (l *Limiter) ConnState(nc net.Conn, st http.ConnState) {
 	case http.StateIdle:
 		l.set(c, phaseIdle)
 	case http.StateHijacked:
-		l.set(c, phaseHijacked)
+		l.set(c, phaseUpgrade)
 	case http.StateClosed:
 		l.release(c)
 	}
@@ -189,4 +200,16 @@ func (l *Limiter) ConnContext(ctx context.Context, nc net.Conn) context.Context 
 func connOf(r *http.Request) *conn {
 	c, _ := r.Context().Value(connKey{}).(*conn)
 	return c
+}
+
+// Established marks the WebSocket upgraded from the request whose context
+// is ctx as authenticated: from then on the cap never closes it. Until
+// then an upgraded connection is evictable like a slow client, so
+// upgrades that never authenticate (no hello, a refused Origin or cookie,
+// a refusal's close handshake the client never answers) cannot hold the
+// cap. It does nothing for a connection not under a Limiter.
+func Established(ctx context.Context) {
+	if c, ok := ctx.Value(connKey{}).(*conn); ok {
+		c.l.move(c, phaseUpgrade, phaseEstablished)
+	}
 }
