@@ -18,6 +18,12 @@ import (
 // Namespace prefixes every metric name.
 const Namespace = "airlock"
 
+// Outcomes of airlock_relay_host_busy_total.
+const (
+	HostBusyJoinRefused   = "join_refused"   // a view's join refused: close 1013 host-busy
+	HostBusyNoticeDropped = "notice_dropped" // a leaving view's viewState or cancel not sent
+)
+
 // Other is the label value for anything outside a closed set.
 const Other = "OTHER"
 
@@ -40,7 +46,12 @@ type Registry struct {
 	RelayMessages  *prometheus.CounterVec // type, direction
 	RelayRefusals  *prometheus.CounterVec // code
 	RelayDropped   prometheus.Counter
-	AuthRefusals   *prometheus.CounterVec // endpoint, code
+	// RelayDroppedHosts counts hosts dropped because their own traffic
+	// filled their queue; RelayHostBusy what the relay did instead of
+	// dropping a host that views' traffic reached (outcome).
+	RelayDroppedHosts prometheus.Counter
+	RelayHostBusy     *prometheus.CounterVec // outcome: HostBusy*
+	AuthRefusals      *prometheus.CounterVec // endpoint, code
 
 	// Connections on the broker's listeners (see broker/internal/connlimit).
 	ConnectionsOpen    prometheus.Gauge
@@ -90,6 +101,8 @@ func New() *Registry {
 	r.RelayMessages = counter("relay_messages_total", "Messages relayed on /local/ws, by type and direction.", "type", "direction")
 	r.RelayRefusals = counter("relay_refusals_total", "Frames refused on /local/ws, by error code.", "code")
 	r.RelayDropped = counter("relay_dropped_views_total", "Views dropped because they could not keep up.").WithLabelValues()
+	r.RelayDroppedHosts = counter("relay_dropped_hosts_total", "Hosts dropped because their own traffic filled their outbound queue.").WithLabelValues()
+	r.RelayHostBusy = counter("relay_host_busy_total", "What the relay did instead of dropping a host whose queue views filled, by outcome: join_refused, notice_dropped.", "outcome")
 	r.AuthRefusals = counter("auth_refusals_total", "Refused authentications, by endpoint and code.", "endpoint", "code")
 
 	r.ConnectionsOpen = gauge("connections_open", "Open connections on the broker's listeners, WebSockets included.").WithLabelValues()

@@ -9,6 +9,10 @@ var (
 	ErrClosed = errors.New("relay: the session is closed")
 	// ErrTooManyViews: the session already has its maximum of views.
 	ErrTooManyViews = errors.New("relay: too many views in this session")
+	// ErrHostBusy: the host's queue has no room in the share open to
+	// views for a new view's viewState; the view is closed
+	// CodeSlowConsumer ReasonHostBusy and may try again.
+	ErrHostBusy = errors.New("relay: the host is not keeping up")
 	// ErrGone: the member was dropped or has left; its relay loop must
 	// stop.
 	ErrGone = errors.New("relay: the connection is no longer registered")
@@ -42,4 +46,7 @@ const (
 	// CodeSlowConsumer is 1013 Try Again Later: the client may reconnect
 	// with its cookie and ask for a snapshot.
 	CodeSlowConsumer = 1013
+	// ReasonHostBusy closes (code CodeSlowConsumer) a view refused at
+	// join because the host's queue is past the views' share.
+	ReasonHostBusy = "host-busy"
 )

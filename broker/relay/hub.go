@@ -10,6 +10,7 @@ package relay
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -30,6 +31,11 @@ type Outbox interface {
 	// returns false, queuing nothing, otherwise; the hub then refuses the
 	// view (busy) and keeps the host.
 	OfferShare(frame []byte) bool
+	// OfferNotice queues a small frame the broker makes because of a
+	// view (see Queue.OfferNotice) within the queue's byte bound only.
+	// False queues nothing; the hub then drops the notice, never the
+	// connection.
+	OfferNotice(frame []byte) bool
 	// Close asks the connection to close with code and reason, without
 	// waiting. It is idempotent; frames offered afterwards are discarded.
 	Close(code int, reason string)
@@ -49,6 +55,8 @@ type Options struct {
 	MaxRequestsPerView int
 	// Metrics may be nil (tests).
 	Metrics *metrics.Registry
+	// Logger may be nil (discarded).
+	Logger *slog.Logger
 }
 
 // Limits of one session's routing tables.
@@ -102,6 +110,9 @@ func (m *Member) ViewID() string { return m.id }
 
 // New makes an empty hub.
 func New(o Options) *Hub {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	if o.MaxRequestsPerView <= 0 {
 		o.MaxRequestsPerView = DefaultMaxRequestsPerView
 	}
@@ -117,7 +128,10 @@ func New(o Options) *Hub {
 // Join registers a connection that completed hello and sends it connected
 // (and the notifications its arrival causes). A second host gets a refusal
 // (HOST_ALREADY_CONNECTED) and is not registered; the first host and the
-// views are untouched.
+// views are untouched. A view is refused ErrHostBusy, and not registered,
+// while its viewState does not fit the share of the host's queue open to
+// views: joins then cannot grow the host's queue, so what views that leave
+// later make the broker tell the host is bounded by the views there are.
 func (h *Hub) Join(role contract.Role, out Outbox) (*Member, *contract.Refusal, error) {
 	h.mu.Lock()
 	defer h.unlock()
@@ -132,8 +146,9 @@ func (h *Hub) Join(role contract.Role, out Outbox) (*Member, *contract.Refusal, 
 	m := &Member{role: role, out: out}
 	if role == contract.Host {
 		h.joinHost(m)
-	} else {
-		h.joinView(m)
+	} else if !h.joinView(m) {
+		h.countHostBusy(metrics.HostBusyJoinRefused)
+		return nil, nil, ErrHostBusy
 	}
 	return m, nil, nil
 }
@@ -153,15 +168,21 @@ func (h *Hub) joinHost(m *Member) {
 	}
 }
 
-func (h *Hub) joinView(m *Member) {
+// joinView registers a view unless the host's queue has no room in the
+// views' share for its viewState; false registers nothing.
+func (h *Hub) joinView(m *Member) bool {
 	m.id = newViewID()
-	h.views[m.id] = m
 	hostUp := h.host != nil
+	if hostUp && !h.host.dead {
+		if !h.host.out.OfferShare(Frame(h.opts.SessionID, "viewState", viewState{m.id, "connected"})) {
+			return false
+		}
+		h.count("viewState", dirBroker)
+	}
+	h.views[m.id] = m
 	h.send(m, "connected", viewConnected{"view", m.id, hostUp, h.epoch})
 	h.send(m, "connectionState", connectionState{stateWord(hostUp), h.epoch})
-	if hostUp {
-		h.send(h.host, "viewState", viewState{m.id, "connected"})
-	}
+	return true
 }
 
 // Leave tears a member down: idempotent, whatever the member's state.
@@ -203,9 +224,7 @@ func (h *Hub) leaveView(m *Member) {
 	delete(h.views, m.id)
 	h.dropAsk(m)
 	h.cancelRequestsOf(m)
-	if h.host != nil {
-		h.send(h.host, "viewState", viewState{m.id, "disconnected"})
-	}
+	h.notifyHost("viewState", viewState{m.id, "disconnected"})
 }
 
 // Close ends the session: every member is marked dead and its socket asked
@@ -275,7 +294,15 @@ func (h *Hub) drop(m *Member) {
 	}
 	m.dead = true
 	m.out.Close(CodeSlowConsumer, ReasonSlowConsumer)
-	if m.role == contract.View && h.opts.Metrics != nil {
+	switch {
+	case m.role == contract.Host:
+		// Only the host's own traffic counts against its whole queue:
+		// view traffic and the notices views cause never drop it.
+		h.opts.Logger.Warn("relay: host dropped: its outbound queue is full", "reason", ReasonSlowConsumer)
+		if h.opts.Metrics != nil {
+			h.opts.Metrics.RelayDroppedHosts.Inc()
+		}
+	case h.opts.Metrics != nil:
 		h.opts.Metrics.RelayDropped.Inc()
 	}
 	h.dropped = append(h.dropped, m)

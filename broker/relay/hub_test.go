@@ -32,13 +32,17 @@ func (b *box) Offer(f []byte) bool { return b.push(f, b.limit) }
 // OfferShare keeps half the limit free, as Queue.OfferShare does.
 func (b *box) OfferShare(f []byte) bool { return b.push(f, b.limit/2) }
 
+// OfferNotice ignores the message limit, as Queue.OfferNotice does (the
+// box has no byte bound).
+func (b *box) OfferNotice(f []byte) bool { return b.push(f, -1) }
+
 func (b *box) push(f []byte, limit int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return true
 	}
-	if b.limit > 0 && len(b.frames) >= limit {
+	if b.limit > 0 && limit >= 0 && len(b.frames) >= limit {
 		return false
 	}
 	b.frames = append(b.frames, f)
@@ -518,13 +522,16 @@ func TestViewTrafficNeverDropsHost(t *testing.T) {
 
 func TestSlowHostDroppedByOwnTraffic(t *testing.T) {
 	h := newHub(false)
-	host := join(t, h, contract.Host, 2)
+	host := join(t, h, contract.Host, 4)
 	v := join(t, h, contract.View, 0)
 	v.box.take(t)
-	// connected and viewState fill the host's queue of 2; the broker's
-	// answer to the host's own bad frame does not fit: a host that reads
-	// nothing of what it asked for is a slow consumer like any other.
-	host.send("snapshot", map[string]any{"atHostSequence": 1, "state": map[string]any{}}, 0)
+	// connected and viewState take half the host's queue of 4; the
+	// broker's answers to the host's own bad frames fill the rest, and
+	// the third does not fit: a host that reads nothing of what it asked
+	// for is a slow consumer like any other.
+	for range 3 {
+		host.send("snapshot", map[string]any{"atHostSequence": 1, "state": map[string]any{}}, 0)
+	}
 	if !host.box.closed || host.box.code != CodeSlowConsumer {
 		t.Fatal("slow host not closed")
 	}

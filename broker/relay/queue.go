@@ -15,9 +15,16 @@ type Queue struct {
 	maxMsgs, maxBytes int
 	ready             chan struct{} // signalled when a frame is queued
 
-	mu     sync.Mutex
-	frames [][]byte // oldest first
-	bytes  int
+	mu      sync.Mutex
+	frames  []queued // oldest first
+	bytes   int
+	notices int // frames queued by OfferNotice, outside the message bound
+}
+
+// queued is one frame and whether it is a notice (see OfferNotice).
+type queued struct {
+	frame  []byte
+	notice bool
 }
 
 // NewQueue makes an empty queue with the given bounds.
@@ -27,22 +34,48 @@ func NewQueue(maxMsgs, maxBytes int) *Queue {
 
 // Offer queues frame when the queue, with it, stays within its bounds; a
 // frame that fills the queue exactly fits. False queues nothing.
-func (q *Queue) Offer(frame []byte) bool { return q.push(frame, q.maxMsgs, q.maxBytes) }
+func (q *Queue) Offer(frame []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.push(frame, len(q.frames)-q.notices < q.maxMsgs && q.fits(frame, q.maxBytes), false)
+}
 
 // OfferShare queues frame only when the queue, with it, stays within half
 // its bounds: the share open to view traffic on the host's queue. The
 // other half stays free for what the broker itself must tell the host
 // (viewState, the cancels of a view that left), so views cannot fill it.
-func (q *Queue) OfferShare(frame []byte) bool { return q.push(frame, q.maxMsgs/2, q.maxBytes/2) }
-
-func (q *Queue) push(frame []byte, maxMsgs, maxBytes int) bool {
+// Notices count in the share's messages, so views cannot add traffic
+// while their notices are queued.
+func (q *Queue) OfferShare(frame []byte) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.frames)+1 > maxMsgs || q.bytes+len(frame) > maxBytes {
+	return q.push(frame, len(q.frames) < q.maxMsgs/2 && q.fits(frame, q.maxBytes/2), false)
+}
+
+// OfferNotice queues a small frame the broker makes because of a view
+// (the viewState and synthesized cancels of a view that left) within the
+// queue's byte bound but outside its message bound: their number is
+// bounded by the views that joined while the queue was within the share
+// (see Hub.Join), not by the queue, so they must not take the message
+// room of the connection's own traffic. False queues nothing.
+func (q *Queue) OfferNotice(frame []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.push(frame, q.fits(frame, q.maxBytes), true)
+}
+
+func (q *Queue) fits(frame []byte, maxBytes int) bool { return q.bytes+len(frame) <= maxBytes }
+
+// push queues frame when ok; q.mu is held.
+func (q *Queue) push(frame []byte, ok, notice bool) bool {
+	if !ok {
 		return false
 	}
-	q.frames = append(q.frames, frame)
+	q.frames = append(q.frames, queued{frame, notice})
 	q.bytes += len(frame)
+	if notice {
+		q.notices++
+	}
 	select {
 	case q.ready <- struct{}{}:
 	default:
@@ -58,13 +91,16 @@ func (q *Queue) Pop() ([]byte, bool) {
 		return nil, false
 	}
 	f := q.frames[0]
-	q.frames[0] = nil // let the frame go with the writer, not the backing array
+	q.frames[0] = queued{} // let the frame go with the writer, not the backing array
 	q.frames = q.frames[1:]
-	q.bytes -= len(f)
+	q.bytes -= len(f.frame)
+	if f.notice {
+		q.notices--
+	}
 	if len(q.frames) == 0 {
 		q.frames = nil // drop the backing array too
 	}
-	return f, true
+	return f.frame, true
 }
 
 // Discard drops every queued frame and releases their bytes (a connection
@@ -72,7 +108,7 @@ func (q *Queue) Pop() ([]byte, bool) {
 func (q *Queue) Discard() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.frames, q.bytes = nil, 0
+	q.frames, q.bytes, q.notices = nil, 0, 0
 }
 
 // Ready is signalled (capacity one) whenever a frame is queued; the

@@ -103,6 +103,29 @@ func (h *Hub) send(m *Member, typ string, payload any) {
 	h.offer(m, Frame(h.opts.SessionID, typ, payload))
 }
 
+// notifyHost encodes and queues for the host a notice a view caused (the
+// viewState and cancels of a view that left) within the host queue's byte
+// bound only (Outbox.OfferNotice). One that does not fit is not sent,
+// logged and counted; the host stays (the view that caused it is gone).
+func (h *Hub) notifyHost(typ string, payload any) {
+	if h.host == nil || h.host.dead {
+		return
+	}
+	if !h.host.out.OfferNotice(Frame(h.opts.SessionID, typ, payload)) {
+		h.opts.Logger.Warn("relay: notice to the host dropped: its queue is full", "type", typ)
+		h.countHostBusy(metrics.HostBusyNoticeDropped)
+		return
+	}
+	h.count(typ, dirBroker)
+}
+
+// countHostBusy counts what the hub did instead of dropping the host.
+func (h *Hub) countHostBusy(outcome string) {
+	if h.opts.Metrics != nil {
+		h.opts.Metrics.RelayHostBusy.WithLabelValues(outcome).Inc()
+	}
+}
+
 // forward queues a client frame for one member and counts it.
 func (h *Hub) forward(m *Member, raw []byte, typ, dir string) {
 	if m == nil || m.dead {

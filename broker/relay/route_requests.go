@@ -100,8 +100,8 @@ func (h *Hub) cancelRequestsOf(m *Member) {
 		}
 		h.settle(id, true)
 		typ, ok := contract.CancelOf(req.family)
-		if ok && h.host != nil {
-			h.send(h.host, typ, synthesizedCancel{id, json.RawMessage(req.target), ReasonViewDisconnected})
+		if ok {
+			h.notifyHost(typ, synthesizedCancel{id, json.RawMessage(req.target), ReasonViewDisconnected})
 		}
 	}
 }

@@ -69,7 +69,8 @@ func New(o Options) *Service {
 	s := &Service{opts: o, clock: o.Clock, log: o.Logger, m: o.Metrics, sockets: map[*socket]struct{}{},
 		stopReaper: make(chan struct{}), reaperDone: make(chan struct{})}
 	retention := time.Duration(o.Local.TombstoneRetentionSeconds) * time.Second
-	hubOpts := relay.Options{MaxViews: o.Local.MaxViewsPerSession, MaxRequestsPerView: o.Local.MaxRequestsPerView, Metrics: o.Metrics}
+	hubOpts := relay.Options{MaxViews: o.Local.MaxViewsPerSession, MaxRequestsPerView: o.Local.MaxRequestsPerView, Metrics: o.Metrics,
+		Logger: o.Logger}
 	limits := storeLimits{live: o.Local.MaxSessions, tombstones: o.Local.MaxTombstones}
 	s.store = newStore(o.Clock, retention, limits, hubOpts, o.Metrics)
 	go s.reaper(s.stopReaper, s.reaperDone)

@@ -56,6 +56,10 @@ func (k *socket) Offer(frame []byte) bool { return k.offer(frame, k.queue.Offer)
 // traffic (relay.Queue.OfferShare).
 func (k *socket) OfferShare(frame []byte) bool { return k.offer(frame, k.queue.OfferShare) }
 
+// OfferNotice queues a broker notice a view caused, within the byte bound
+// only (relay.Queue.OfferNotice).
+func (k *socket) OfferNotice(frame []byte) bool { return k.offer(frame, k.queue.OfferNotice) }
+
 func (k *socket) offer(frame []byte, push func([]byte) bool) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -105,6 +105,8 @@ func (s *Service) handshake(sess *Session, role contract.Role, k *socket) *relay
 		s.refuseHandshake(sess, k, ref)
 	case errors.Is(err, relay.ErrTooManyViews):
 		k.Close(int(websocket.StatusTryAgainLater), tooManyViewsReason)
+	case errors.Is(err, relay.ErrHostBusy):
+		k.Close(relay.CodeSlowConsumer, relay.ReasonHostBusy)
 	case err != nil && s.isClosed():
 		k.Close(int(goingAway), goingAwayReason)
 	case err != nil:

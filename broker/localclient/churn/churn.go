@@ -30,18 +30,21 @@ type Load struct {
 }
 
 // Stats counts what the churn saw. Dropped counts handshakes cut short
-// because the broker dropped the socket as a slow consumer: on a starved
+// because the broker dropped the socket as a slow consumer, or refused a
+// view's join while the host was behind (host-busy): on a starved
 // machine a peer may not read fast enough even while saying hello, and
 // dropping it is what the broker must do so the session never stalls.
 type Stats struct {
 	Sent, Received, Refused, Dropped atomic.Int64
 }
 
-// slowConsumer reports whether err is the broker closing the socket as a
-// slow consumer (1013 "slow-consumer").
+// slowConsumer reports whether err is the broker closing the socket
+// because a side is not keeping up: 1013 "slow-consumer" (this socket),
+// or, for a view's join, 1013 "host-busy" (the host's queue is past the
+// views' share; the view may come again).
 func slowConsumer(err error) bool {
 	code, reason := localclient.CloseStatus(err)
-	return code == 1013 && reason == "slow-consumer"
+	return code == 1013 && (reason == "slow-consumer" || reason == "host-busy")
 }
 
 // Run mints and bootstraps l.Sessions sessions for origin through client
