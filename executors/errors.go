@@ -26,6 +26,7 @@ const (
 	ReasonImportsRefused    = "imports-refused"
 	ReasonRootUnmapped      = "root-unmapped"
 	ReasonSchemaInvalid     = "schema-invalid"
+	ReasonSchemaTooComplex  = "schema-too-complex"
 	ReasonABIInvalid        = "abi-invalid"
 	ReasonMemoryInvalid     = "memory-invalid"
 )

@@ -179,7 +179,8 @@ func detectStyle(c wazero.CompiledModule) (style, error) {
 	return styleReactor, nil
 }
 
-// compileSchemas compiles each tool's inputSchema once. No loader is
+// compileSchemas compiles each tool's inputSchema once, after
+// checkSchemaCost has bounded what validating against it can cost. No loader is
 // installed, so a $ref can only point inside the schema itself (or to a
 // bundled metaschema): admission never reads a file or the network.
 func compileSchemas(tools []wire.Tool) (map[string]*jsonschema.Schema, error) {
@@ -188,6 +189,13 @@ func compileSchemas(tools []wire.Tool) (map[string]*jsonschema.Schema, error) {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
 		if err != nil {
 			return nil, admission(ReasonSchemaInvalid, fmt.Errorf("tool %s: %w", t.Name, err))
+		}
+		if err := checkSchemaCost(doc, MaxSchemaNodes); err != nil {
+			reason := ReasonSchemaInvalid
+			if errors.Is(err, errSchemaTooComplex) {
+				reason = ReasonSchemaTooComplex
+			}
+			return nil, admission(reason, fmt.Errorf("tool %s: %w", t.Name, err))
 		}
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)

@@ -27,7 +27,7 @@ const (
 
 // Admission refusal reasons found by the catalog itself; the executors add
 // theirs (compile-failed, imports-refused, root-unmapped, schema-invalid,
-// abi-invalid, memory-invalid). Together they are the closed set of the
+// schema-too-complex, abi-invalid, memory-invalid). Together they are the closed set of the
 // `reason` label.
 const (
 	ReasonDescriptorInvalid = executors.ReasonDescriptorInvalid
@@ -39,7 +39,8 @@ const (
 var Reasons = []string{
 	ReasonDescriptorInvalid, ReasonModuleMissing, ReasonHashMismatch,
 	executors.ReasonCompileFailed, executors.ReasonImportsRefused, executors.ReasonRootUnmapped,
-	executors.ReasonSchemaInvalid, executors.ReasonABIInvalid, executors.ReasonMemoryInvalid,
+	executors.ReasonSchemaInvalid, executors.ReasonSchemaTooComplex, executors.ReasonABIInvalid,
+	executors.ReasonMemoryInvalid,
 }
 
 // Status is one plugin folder as the catalog last saw it.

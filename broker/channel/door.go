@@ -256,9 +256,14 @@ func (d *Door) take(a wire.Answer, err error) error {
 // budget disagrees with them (an invalid frame), else the answer, turned
 // into output-too-large (keeping the peer's budget) when its compact
 // observed is over maxOutputBytes. wire.ParseAnswer has compacted it.
+// A refusal's why is the peer's own text: it passes through wire.PeerWhy
+// (cut, control and bidi characters dropped) before any caller sees it.
 func hold(a wire.Answer, b wire.Bounds) (wire.Answer, bool) {
 	if !b.BudgetAgrees(a.Budget) {
 		return a, false
+	}
+	if !a.OK {
+		a.Why = wire.PeerWhy(a.Why)
 	}
 	if a.OK && !b.OutputFits(a.Observed) {
 		return wire.Refuse(a.CallID, wire.OutputTooLarge, a.Budget), true

@@ -1,0 +1,32 @@
+package channel
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// TestDoorCleansPeerWhy: a peer's refusal reaches the caller with its why
+// cut to wire.MaxWhyBytes and stripped of control and bidi characters,
+// rule and budget kept.
+func TestDoorCleansPeerWhy(t *testing.T) {
+	d, l, _ := testDoor(t, Page, 0)
+	out := ask(d, call("c", "x"), time.Hour)
+	sent := l.next(t)
+	why := `\u001b[2J\u202e` + strings.Repeat("W", 1<<20)
+	frame := fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":"fetch-failed","why":"%s","budget":{"requestsUsed":1,"requestsLimit":3}}`, sent.CallID, why)
+	if err := d.Answer([]byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+	a := <-out
+	wantRule(t, a, wire.FetchFailed)
+	if a.Why != "[2J"+strings.Repeat("W", wire.MaxWhyBytes-3) {
+		t.Errorf("why reached the caller as %d bytes: %.40q", len(a.Why), a.Why)
+	}
+	if a.Budget == nil || *a.Budget != (wire.Budget{RequestsUsed: 1, RequestsLimit: 3}) || a.CallID != "c" {
+		t.Errorf("refusal changed beyond its why: %+v", a.Budget)
+	}
+}

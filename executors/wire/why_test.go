@@ -1,0 +1,39 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestPeerWhyStripsAndCuts: a peer's why loses control, bidirectional
+// override and line/paragraph separator characters and is cut to
+// MaxWhyBytes on a UTF-8 boundary; a plain short why passes unchanged.
+func TestPeerWhyStripsAndCuts(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"fetch failed: 404", "fetch failed: 404"},
+		{"\x1b[2Jcleared", "[2Jcleared"},
+		{"a\u202eb\u202ac\u2066d\u2069e", "abcde"},
+		{"line\nbreak\r\ttab\u2028ls\u2029ps\u0085nel\x00nul\x7fdel", "linebreaktablspsnelnuldel"},
+		{"é ok ✓", "é ok ✓"},
+	}
+	for _, c := range cases {
+		if got := PeerWhy(c.in); got != c.want {
+			t.Errorf("PeerWhy(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	huge := "\x1b[2J\u202e" + strings.Repeat("W", 15<<20)
+	got := PeerWhy(huge)
+	if len(got) != MaxWhyBytes || strings.ContainsAny(got, "\x1b\u202e") {
+		t.Fatalf("huge why: %d bytes, control kept: %v", len(got), strings.ContainsAny(got, "\x1b\u202e"))
+	}
+	// A cut that would split a multi-byte rune ends before it.
+	multi := strings.Repeat("a", MaxWhyBytes-1) + "é"
+	got = PeerWhy(multi)
+	if !utf8.ValidString(got) || len(got) != MaxWhyBytes-1 {
+		t.Fatalf("cut on a rune: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	if got := PeerWhy(strings.Repeat("b", MaxWhyBytes)); len(got) != MaxWhyBytes {
+		t.Fatalf("why of exactly MaxWhyBytes cut to %d", len(got))
+	}
+}
