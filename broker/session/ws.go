@@ -70,10 +70,11 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 	go k.writeLoop()
 	s.connGauge(role, 1)
 	defer s.connGauge(role, -1)
-	member := s.handshake(sess, role, k)
+	// Past a valid hello the cap never closes the socket to make room; it
+	// is marked so before connected is sent, or a client could act on
+	// connected while its socket could still be evicted.
+	member := s.handshake(sess, role, k, func() { connlimit.Established(r.Context()) })
 	if member != nil {
-		// Past hello: from here the cap never closes it to make room.
-		connlimit.Established(r.Context())
 		s.relay(sess, member, k)
 		sess.hub.Leave(member)
 	}
@@ -84,7 +85,7 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 // handshake waits (bounded) for hello and registers the socket in the
 // session's hub. A failure is answered with the typed error, then the
 // paired close code; it returns nil then.
-func (s *Service) handshake(sess *Session, role contract.Role, k *socket) *relay.Member {
+func (s *Service) handshake(sess *Session, role contract.Role, k *socket, established func()) *relay.Member {
 	timeout := time.Duration(s.opts.Local.HandshakeTimeoutMs) * time.Millisecond
 	t := s.clock.AfterFunc(timeout, func() {
 		s.refuseHandshake(sess, k, &contract.Refusal{Code: httpx.InvalidMessage, Detail: DetailHandshakeTimeout})
@@ -99,6 +100,7 @@ func (s *Service) handshake(sess *Session, role contract.Role, k *socket) *relay
 		s.refuseHandshake(sess, k, ref)
 		return nil
 	}
+	established()
 	m, ref, err := sess.hub.Join(role, k)
 	switch {
 	case ref != nil:
