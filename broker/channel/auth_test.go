@@ -158,13 +158,21 @@ func TestPairingsFileWatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	var env *peer
+	// Until the watcher has loaded the new pairing, the broker refuses the
+	// bearer and closes the connection; after, it routes the catalog.
+	// Each attempt waits for one or the other, never for a fixed time.
 	waitFor(t, "the new pairing to be accepted", func() bool {
 		env = w.env(bearer).catalog(desc("labtool", 60000))
-		time.Sleep(20 * time.Millisecond)
-		if w.routed("labtool", "machine:lab") {
-			return true
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+			if w.routed("labtool", "machine:lab") {
+				return true
+			}
+			select {
+			case <-env.done:
+				return false
+			case <-time.After(5 * time.Millisecond): // polling period
+			}
 		}
-		env.closed()
 		return false
 	})
 	if err := pairing.Remove(w.data, "lab"); err != nil {
