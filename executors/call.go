@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -14,8 +13,10 @@ import (
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// Call runs one call and answers it; it never panics and never returns a
-// malformed answer. Checks run in the contract's order: admitted
+// Call runs one call and answers it, never with a malformed answer.
+// It does not recover panics: a bug here is caught once, by whoever runs
+// the call for its caller (wire.Contain, in the router and the channel
+// door), and the deferred releases below still run while it unwinds. Checks run in the contract's order: admitted
 // descriptor (unattributed-call), boundsEcho (bounds-mismatch), declared
 // tool (unknown-tool), args against the inputSchema (args-invalid), the
 // concurrency bound (overloaded), then the run under every other bound.
@@ -30,14 +31,6 @@ func (p *Program) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 	refuse := func(r wire.Rule) wire.Answer {
 		return wire.Refuse(c.CallID, r, &wire.Budget{RequestsLimit: limit})
 	}
-	defer func() {
-		// run recovers its own panics with the call's budget; this net
-		// catches one in the checks before it.
-		if v := recover(); v != nil {
-			p.log.Error("executor panic", "tool", c.Tool, "callId", c.CallID, "panic", fmt.Sprint(v))
-			a = refuse(wire.ExecThrew)
-		}
-	}()
 	if r := p.enter(); r != "" {
 		return refuse(r)
 	}
@@ -97,18 +90,12 @@ func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, bool) {
 	return args, true
 }
 
-// run executes one admitted call. A Go panic anywhere below is recovered
-// here and answered exec-threw: one broken call must not take the broker
-// down.
-func (p *Program) run(parent context.Context, callID, tool string, args []byte) (a wire.Answer) {
+// run executes one admitted call. A panic of a host function is returned
+// by wazero as the guest call's error, so it is answered exec-threw like a
+// trap.
+func (p *Program) run(parent context.Context, callID, tool string, args []byte) wire.Answer {
 	s := p.newCallState(parent, callID, tool)
 	defer s.cancel(nil)
-	defer func() {
-		if v := recover(); v != nil {
-			s.rule = wire.ExecThrew
-			a = s.finish(nil, fmt.Errorf("executors: recovered panic: %v", v))
-		}
-	}()
 	if p.testHook != nil {
 		p.testHook("run")
 	}

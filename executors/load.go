@@ -227,3 +227,8 @@ func cloneDescriptor(d wire.Descriptor) wire.Descriptor {
 
 // Descriptor returns the admitted descriptor (a copy).
 func (p *Program) Descriptor() wire.Descriptor { return cloneDescriptor(p.d) }
+
+// Admitted returns the admitted descriptor itself, without copying: it is
+// on every call's path. The program never changes it after Load, and
+// neither may the caller.
+func (p *Program) Admitted() *wire.Descriptor { return &p.d }

@@ -59,13 +59,23 @@ func (t *Table) Get(id string) (*Program, bool) {
 	return p, ok
 }
 
-// Descriptors lists the admitted descriptors sorted by id.
-func (t *Table) Descriptors() []wire.Descriptor {
+// Programs lists the admitted programs sorted by descriptor id.
+func (t *Table) Programs() []*Program {
 	m := *t.m.Load()
 	ids := slices.Sorted(maps.Keys(m))
-	out := make([]wire.Descriptor, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, m[id].Descriptor())
+	out := make([]*Program, len(ids))
+	for i, id := range ids {
+		out[i] = m[id]
+	}
+	return out
+}
+
+// Descriptors lists the admitted descriptors sorted by id.
+func (t *Table) Descriptors() []wire.Descriptor {
+	ps := t.Programs()
+	out := make([]wire.Descriptor, len(ps))
+	for i, p := range ps {
+		out[i] = p.Descriptor()
 	}
 	return out
 }

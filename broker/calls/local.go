@@ -7,22 +7,22 @@ import (
 // Local is the broker's own executors as a routing source.
 type Local struct{ Table *executors.Table }
 
-// Lookup finds an admitted descriptor; the table itself is the door (it
-// refuses unattributed calls and runs the rest).
+// Lookup finds an admitted program; the program itself answers the call,
+// so the table is read once per call.
 func (l Local) Lookup(id string) (Route, bool) {
 	p, ok := l.Table.Get(id)
 	if !ok {
 		return Route{}, false
 	}
-	return Route{Descriptor: p.Descriptor(), Executor: "local", Door: l.Table}, true
+	return Route{Descriptor: p.Admitted(), Executor: "local", To: p}, true
 }
 
 // Routes lists what the local executors admitted.
 func (l Local) Routes() []Route {
-	ds := l.Table.Descriptors()
-	out := make([]Route, len(ds))
-	for i, d := range ds {
-		out[i] = Route{Descriptor: d, Executor: "local", Door: l.Table}
+	ps := l.Table.Programs()
+	out := make([]Route, len(ps))
+	for i, p := range ps {
+		out[i] = Route{Descriptor: p.Admitted(), Executor: "local", To: p}
 	}
 	return out
 }

@@ -1,8 +1,8 @@
 // Package calls routes tool calls to the executor that admitted their
 // descriptor and serves GET /v1/tools and POST /v1/calls.
 //
-// Every call passes through Router.Call, whatever its door (the local
-// executors or a channel peer), so metrics, draining and panic containment
+// Every call passes through Router.Call, whatever its executor (a local
+// program or a channel peer), so metrics, draining and panic containment
 // are applied once, in one place.
 package calls
 
@@ -19,20 +19,16 @@ import (
 	"github.com/airlock/airlock/metrics"
 )
 
-// Door is somewhere a call can be answered: the local executors, or a peer
-// on the executor channel.
-type Door interface {
-	// Call answers c. It must settle exactly once and never panic; the
-	// router contains a panic anyway.
-	Call(ctx context.Context, c wire.Call) wire.Answer
-}
-
 // Route is where calls for one descriptor go.
 type Route struct {
-	Descriptor wire.Descriptor
+	// Descriptor is the admitted descriptor, shared by every call routed
+	// here and never modified: a call copies nothing of it.
+	Descriptor *wire.Descriptor
 	// Executor is "local", "page" or "machine:<pairing name>".
 	Executor string
-	Door     Door
+	// To answers the calls: one admitted program, or the channel peer
+	// holding the descriptor.
+	To wire.Executor
 }
 
 // Kind is the peer kind of the route's executor, for metric labels:
@@ -45,13 +41,15 @@ func (r Route) Kind() string {
 // Source is a set of routes: the local executors, the page executor, the
 // paired environments.
 type Source interface {
-	// Lookup finds the route for one descriptor; it is on every call's path.
+	// Lookup finds the route for one descriptor. It is on every call's
+	// path and is the call's only table lookup: the route's executor
+	// answers without looking the descriptor up again.
 	Lookup(id string) (Route, bool)
 	// Routes lists every route of the source.
 	Routes() []Route
 }
 
-// Router picks the door for each call by descriptorId.
+// Router picks the executor for each call by descriptorId.
 type Router struct {
 	metrics *metrics.Registry
 	logger  *slog.Logger
@@ -96,7 +94,7 @@ func (r *Router) Descriptors() []wire.Descriptor {
 	var out []wire.Descriptor
 	for _, s := range r.sources {
 		for _, rt := range s.Routes() {
-			d := rt.Descriptor
+			d := *rt.Descriptor
 			if seen[d.DescriptorID] {
 				continue
 			}
@@ -111,7 +109,7 @@ func (r *Router) Descriptors() []wire.Descriptor {
 
 // Call answers one validated call: refused shutting-down while draining,
 // unattributed-call when no source lists the descriptor, else whatever the
-// door answers. It records the call's metrics.
+// executor answers. It records the call's metrics.
 func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 	start := time.Now()
 	rt, found := r.resolve(c.DescriptorID)
@@ -124,19 +122,14 @@ func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 	}
 	r.inflight.Add(1)
 	defer r.inflight.Done()
-	return contain(ctx, rt.Door, c)
-}
-
-// contain runs the door and turns a panic into exec-threw, so one broken
-// executor cannot take the broker down or leave a caller hanging.
-func contain(ctx context.Context, d Door, c wire.Call) (a wire.Answer) {
-	defer func() {
-		if recover() != nil {
-			a = wire.Refuse(c.CallID, wire.ExecThrew, nil)
-		}
-	}()
-	a = d.Call(ctx, c)
-	a.CallID = c.CallID
+	a, panicked := wire.Contain(ctx, rt.To, c)
+	if panicked != nil {
+		r.logger.Error("executor panic", "descriptor", rt.Descriptor.DescriptorID, "executor", rt.Executor,
+			"callId", c.CallID, "err", panicked)
+		// Every answer reports the descriptor's request budget; a call that
+		// panicked is not known to have used any of it.
+		a.Budget = &wire.Budget{RequestsLimit: rt.Descriptor.Bounds.MaxRequests}
+	}
 	return a
 }
 

@@ -18,11 +18,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// doorFunc adapts a function to Door.
-type doorFunc func(context.Context, wire.Call) wire.Answer
-
-func (f doorFunc) Call(ctx context.Context, c wire.Call) wire.Answer { return f(ctx, c) }
-
 // fixed is a Source with fixed routes.
 type fixed []Route
 
@@ -37,8 +32,8 @@ func (s fixed) Lookup(id string) (Route, bool) {
 
 func (s fixed) Routes() []Route { return s }
 
-func desc(id string, tools ...string) wire.Descriptor {
-	d := wire.Descriptor{DescriptorID: id}
+func desc(id string, tools ...string) *wire.Descriptor {
+	d := &wire.Descriptor{DescriptorID: id}
 	for _, t := range tools {
 		d.Tools = append(d.Tools, wire.Tool{Name: t, InputSchema: json.RawMessage(`{}`)})
 	}
@@ -58,12 +53,18 @@ func newRouter(sources ...Source) (*Router, *metrics.Registry) {
 	return NewRouter(reg, slog.New(slog.NewJSONHandler(io.Discard, nil)), sources...), reg
 }
 
-func TestPanicInADoorIsExecThrew(t *testing.T) {
-	boom := doorFunc(func(context.Context, wire.Call) wire.Answer { panic("executor bug") })
-	r, reg := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", Door: boom}})
+func TestPanicInAnExecutorIsExecThrew(t *testing.T) {
+	boom := wire.ExecutorFunc(func(context.Context, wire.Call) wire.Answer { panic("executor bug") })
+	d := desc("d", "t")
+	d.Bounds.MaxRequests = 7
+	r, reg := newRouter(fixed{{Descriptor: d, Executor: "local", To: boom}})
 	a := r.Call(context.Background(), call("d", "t"))
 	if a.OK || a.Refused != wire.ExecThrew || a.CallID != "c1" {
 		t.Fatalf("got %+v", a)
+	}
+	// The answer still reports the descriptor's budget, as every answer does.
+	if a.Budget == nil || a.Budget.RequestsLimit != 7 || a.Budget.RequestsUsed != 0 {
+		t.Fatalf("budget %+v", a.Budget)
 	}
 	if got := testutil.ToFloat64(reg.ToolCalls.WithLabelValues("d", "t", "exec-threw")); got != 1 {
 		t.Errorf("not counted: %v", got)
@@ -71,7 +72,7 @@ func TestPanicInADoorIsExecThrew(t *testing.T) {
 }
 
 func TestUnattributedAndLabels(t *testing.T) {
-	r, reg := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", Door: doorFunc(ok)}})
+	r, reg := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", To: wire.ExecutorFunc(ok)}})
 	if a := r.Call(context.Background(), call("nope", "t")); a.Refused != wire.UnattributedCall {
 		t.Fatalf("got %+v", a)
 	}
@@ -95,14 +96,14 @@ func TestUnattributedAndLabels(t *testing.T) {
 }
 
 func TestPriorityIsSourceOrder(t *testing.T) {
-	answer := func(who string) Door {
-		return doorFunc(func(_ context.Context, c wire.Call) wire.Answer {
+	answer := func(who string) wire.Executor {
+		return wire.ExecutorFunc(func(_ context.Context, c wire.Call) wire.Answer {
 			return wire.Observed(c.CallID, json.RawMessage(`{"who":"`+who+`"}`), nil)
 		})
 	}
 	r, _ := newRouter(
-		fixed{{Descriptor: desc("shared", "t"), Executor: "local", Door: answer("local")}},
-		fixed{{Descriptor: desc("shared", "t"), Executor: "machine:a", Door: answer("a")}, {Descriptor: desc("only-a", "t"), Executor: "machine:a", Door: answer("a")}},
+		fixed{{Descriptor: desc("shared", "t"), Executor: "local", To: answer("local")}},
+		fixed{{Descriptor: desc("shared", "t"), Executor: "machine:a", To: answer("a")}, {Descriptor: desc("only-a", "t"), Executor: "machine:a", To: answer("a")}},
 	)
 	if a := r.Call(context.Background(), call("shared", "t")); string(a.Observed) != `{"who":"local"}` {
 		t.Errorf("shared descriptor went to %s", a.Observed)
@@ -116,12 +117,12 @@ func TestPriorityIsSourceOrder(t *testing.T) {
 func TestDrainRefusesNewCallsAndWaitsForOld(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{})
-	slow := doorFunc(func(ctx context.Context, c wire.Call) wire.Answer {
+	slow := wire.ExecutorFunc(func(ctx context.Context, c wire.Call) wire.Answer {
 		close(started)
 		<-release
 		return ok(ctx, c)
 	})
-	r, _ := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", Door: slow}})
+	r, _ := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", To: slow}})
 	var wg sync.WaitGroup
 	var first wire.Answer
 	wg.Add(1)

@@ -3,24 +3,10 @@ package channel
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 
 	"github.com/airlock/airlock/executors/wire"
 )
-
-// Executor answers calls; executors.Table is one.
-type Executor interface {
-	Call(ctx context.Context, c wire.Call) wire.Answer
-}
-
-// ExecFunc is an executor that may also fail outright.
-type ExecFunc func(ctx context.Context, c wire.Call) (wire.Answer, error)
-
-// FromExecutor adapts an Executor that never returns an error.
-func FromExecutor(e Executor) ExecFunc {
-	return func(ctx context.Context, c wire.Call) (wire.Answer, error) { return e.Call(ctx, c), nil }
-}
 
 // ExecutorDoor is the peer's side of the channel (createExecutorDoor): it
 // turns call frames into answer frames through an executor and contains
@@ -28,18 +14,18 @@ func FromExecutor(e Executor) ExecFunc {
 //
 // # Notes
 //
-//   - A panic, an error, or an answer that would not pass
+//   - A panic (caught by wire.Contain) or an answer that would not pass
 //     wire.ParseAnswer is answered exec-threw, so the broker always gets
 //     one valid answer per call.
 //   - The answer always carries the call's callId, whatever the executor
 //     put there: only the broker's id can settle the broker's call.
 type ExecutorDoor struct {
-	run ExecFunc
+	run wire.Executor
 	log *slog.Logger
 }
 
 // NewExecutorDoor wraps run; logger may be nil.
-func NewExecutorDoor(run ExecFunc, logger *slog.Logger) *ExecutorDoor {
+func NewExecutorDoor(run wire.Executor, logger *slog.Logger) *ExecutorDoor {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -55,13 +41,12 @@ func (x *ExecutorDoor) Call(ctx context.Context, c wire.Call) wire.Answer {
 // answer runs the executor under containment and returns its answer with
 // the encoded frame, which has passed wire.ParseAnswer.
 func (x *ExecutorDoor) answer(ctx context.Context, c wire.Call) (wire.Answer, []byte) {
-	a, err := x.contained(ctx, c)
-	if err != nil {
-		x.log.Warn("executor failed", "callId", c.CallID, "err", err)
-		a = wire.Refuse(c.CallID, wire.ExecThrew, nil)
+	a, panicked := wire.Contain(ctx, x.run, c)
+	if panicked != nil {
+		x.log.Warn("executor failed", "callId", c.CallID, "err", panicked)
 		return a, wire.AnswerFrame(a)
 	}
-	a.V, a.CallID = wire.Version, c.CallID
+	a.V = wire.Version
 	frame, err := json.Marshal(a)
 	if err == nil {
 		_, err = wire.ParseAnswer(frame)
@@ -72,16 +57,6 @@ func (x *ExecutorDoor) answer(ctx context.Context, c wire.Call) (wire.Answer, []
 		return a, wire.AnswerFrame(a)
 	}
 	return a, frame
-}
-
-// contained runs the executor, turning a panic into an error.
-func (x *ExecutorDoor) contained(ctx context.Context, c wire.Call) (a wire.Answer, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("channel: executor panicked: %v", v)
-		}
-	}()
-	return x.run(ctx, c)
 }
 
 // Handle answers one call frame and returns the answer frame to send. A

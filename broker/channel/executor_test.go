@@ -3,31 +3,27 @@ package channel
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/airlock/airlock/executors/wire"
 )
 
 // faulty executors: each misbehaves in one way the door must contain.
-var faulty = map[string]ExecFunc{
-	"panics": func(context.Context, wire.Call) (wire.Answer, error) { panic("executor bug") },
-	"panics with nil": func(context.Context, wire.Call) (wire.Answer, error) {
+var faulty = map[string]wire.ExecutorFunc{
+	"panics": func(context.Context, wire.Call) wire.Answer { panic("executor bug") },
+	"panics with nil": func(context.Context, wire.Call) wire.Answer {
 		var m map[string]int
 		//lint:ignore SA5000 the panic is the point of this executor
 		m["x"] = 1
-		return wire.Answer{}, nil
+		return wire.Answer{}
 	},
-	"errors": func(context.Context, wire.Call) (wire.Answer, error) {
-		return wire.Answer{}, errors.New("the executor failed")
+	"ok without observed": func(_ context.Context, c wire.Call) wire.Answer {
+		return wire.Answer{V: 1, CallID: c.CallID, OK: true}
 	},
-	"ok without observed": func(_ context.Context, c wire.Call) (wire.Answer, error) {
-		return wire.Answer{V: 1, CallID: c.CallID, OK: true}, nil
+	"unknown rule": func(_ context.Context, c wire.Call) wire.Answer {
+		return wire.Answer{V: 1, CallID: c.CallID, Refused: "allowed", Why: "x"}
 	},
-	"unknown rule": func(_ context.Context, c wire.Call) (wire.Answer, error) {
-		return wire.Answer{V: 1, CallID: c.CallID, Refused: "allowed", Why: "x"}, nil
-	},
-	"zero answer": func(context.Context, wire.Call) (wire.Answer, error) { return wire.Answer{}, nil },
+	"zero answer": func(context.Context, wire.Call) wire.Answer { return wire.Answer{} },
 }
 
 func TestExecutorDoorContainsFaults(t *testing.T) {
@@ -50,14 +46,14 @@ func TestExecutorDoorContainsFaults(t *testing.T) {
 }
 
 func TestExecutorDoorKeepsAnswersAndForcesTheCallID(t *testing.T) {
-	run := func(_ context.Context, c wire.Call) (wire.Answer, error) {
+	run := func(_ context.Context, c wire.Call) wire.Answer {
 		b := &wire.Budget{RequestsUsed: 3, RequestsLimit: 3}
 		if c.Tool == "refuse" {
-			return wire.Answer{V: 1, CallID: "someone-else", Refused: wire.BudgetExhausted, Why: "over budget", Budget: b}, nil
+			return wire.Answer{V: 1, CallID: "someone-else", Refused: wire.BudgetExhausted, Why: "over budget", Budget: b}
 		}
-		return wire.Observed("someone-else", json.RawMessage(`{"ok":1}`), b), nil
+		return wire.Observed("someone-else", json.RawMessage(`{"ok":1}`), b)
 	}
-	x := NewExecutorDoor(run, nil)
+	x := NewExecutorDoor(wire.ExecutorFunc(run), nil)
 	c := call("mine", "x")
 	a := x.Call(context.Background(), c)
 	if !a.OK || a.CallID != "mine" || string(a.Observed) != `{"ok":1}` || a.Budget.RequestsUsed != 3 {
@@ -71,10 +67,10 @@ func TestExecutorDoorKeepsAnswersAndForcesTheCallID(t *testing.T) {
 }
 
 func TestExecutorDoorHandleBadFrames(t *testing.T) {
-	x := NewExecutorDoor(func(context.Context, wire.Call) (wire.Answer, error) {
+	x := NewExecutorDoor(wire.ExecutorFunc(func(context.Context, wire.Call) wire.Answer {
 		t.Error("the executor ran for an invalid call")
-		return wire.Answer{}, nil
-	}, nil)
+		return wire.Answer{}
+	}), nil)
 	cases := map[string]wire.Rule{
 		`{"v":1,"callId":"r1","tool":"t","descriptorId":"d","args":{},"boundsEcho":{},"grant":"all"}`: wire.UnknownField,
 		`{"v":2,"callId":"r2","tool":"t","descriptorId":"d","args":{},"boundsEcho":{}}`:               wire.VersionMismatch,

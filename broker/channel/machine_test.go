@@ -157,7 +157,7 @@ type localSource []wire.Descriptor
 func (l localSource) Lookup(id string) (calls.Route, bool) {
 	for _, d := range l {
 		if d.DescriptorID == id {
-			return calls.Route{Descriptor: d, Executor: "local", Door: localDoor{}}, true
+			return calls.Route{Descriptor: &d, Executor: "local", To: localExecutor{}}, true
 		}
 	}
 	return calls.Route{}, false
@@ -172,9 +172,9 @@ func (l localSource) Routes() []calls.Route {
 	return out
 }
 
-type localDoor struct{}
+type localExecutor struct{}
 
-func (localDoor) Call(_ context.Context, c wire.Call) wire.Answer {
+func (localExecutor) Call(_ context.Context, c wire.Call) wire.Answer {
 	return wire.Observed(c.CallID, json.RawMessage(`{"who":"local"}`), nil)
 }
 

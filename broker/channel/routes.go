@@ -24,10 +24,10 @@ func newSlot(id identity) *slot {
 	return &slot{identity: id, executor: id.executor()}
 }
 
-// routeDoor sends the calls of one remembered descriptor to its slot's
+// routeExecutor sends the calls of one remembered descriptor to its slot's
 // current connection, waiting its timeoutMs plus the grace, and holds the
 // answers to the descriptor's bounds.
-type routeDoor struct {
+type routeExecutor struct {
 	slot    *slot
 	bounds  wire.Bounds
 	timeout time.Duration
@@ -35,7 +35,7 @@ type routeDoor struct {
 
 // Call asks the connected peer, or refuses at once, sending nothing, when
 // there is none (no-page, machine-unreachable).
-func (d routeDoor) Call(ctx context.Context, c wire.Call) wire.Answer {
+func (d routeExecutor) Call(ctx context.Context, c wire.Call) wire.Answer {
 	p := d.slot.peer.Load()
 	if p == nil {
 		return wire.Refuse(c.CallID, d.slot.kind.offline(), nil)
@@ -43,7 +43,7 @@ func (d routeDoor) Call(ctx context.Context, c wire.Call) wire.Answer {
 	return p.door.Ask(ctx, c, d.bounds, d.timeout)
 }
 
-var _ calls.Door = routeDoor{}
+var _ wire.Executor = routeExecutor{}
 
 // routeTable is an immutable snapshot of where each channel descriptor
 // goes, rebuilt whenever a catalog or the pairings change, so Lookup (on
@@ -78,7 +78,8 @@ func (c *Channel) rebuild() {
 	t := &routeTable{byID: map[string]calls.Route{}}
 	var shadows []shadow
 	for _, s := range c.slotsInOrder() {
-		for _, d := range s.catalog {
+		for i := range s.catalog {
+			d := &s.catalog[i] // a catalog is replaced whole, never changed in place
 			won, taken := t.byID[d.DescriptorID]
 			switch {
 			case c.opts.Local != nil && hasLocal(c.opts.Local, d.DescriptorID):
@@ -90,7 +91,7 @@ func (c *Channel) rebuild() {
 				continue
 			}
 			timeout := time.Duration(d.Bounds.TimeoutMs)*time.Millisecond + grace
-			rt := calls.Route{Descriptor: d, Executor: s.executor, Door: routeDoor{slot: s, bounds: d.Bounds, timeout: timeout}}
+			rt := calls.Route{Descriptor: d, Executor: s.executor, To: routeExecutor{slot: s, bounds: d.Bounds, timeout: timeout}}
 			t.byID[d.DescriptorID] = rt
 			t.list = append(t.list, rt)
 		}

@@ -44,7 +44,7 @@ type Options struct {
 	// a bearer file replaced on disk is picked up on the next attempt.
 	Bearer func() (string, error)
 	// Executor answers calls (executors.Table).
-	Executor channel.Executor
+	Executor wire.Executor
 	// Catalog lists the admitted descriptors (executors.Table.Descriptors).
 	Catalog func() []wire.Descriptor
 	// BackoffMax caps the wait between connection attempts.
@@ -80,7 +80,7 @@ func New(o Options) (*Client, error) {
 	if o.MaxInflight <= 0 {
 		o.MaxInflight = 1024
 	}
-	return &Client{opts: o, door: channel.NewExecutorDoor(channel.FromExecutor(o.Executor), o.Logger),
+	return &Client{opts: o, door: channel.NewExecutorDoor(o.Executor, o.Logger),
 		changed: make(chan struct{}, 1)}, nil
 }
 
