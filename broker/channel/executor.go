@@ -22,9 +22,9 @@ func FromExecutor(e Executor) ExecFunc {
 	return func(ctx context.Context, c wire.Call) (wire.Answer, error) { return e.Call(ctx, c), nil }
 }
 
-// ExecutorDoor is the peer's side of the channel (createExecutorDoor): it
-// turns call frames into answer frames through an executor and contains
-// whatever the executor does wrong.
+// ExecutorDoor is the peer's side of the channel (the seed calls it
+// createExecutorDoor): it turns call frames into answer frames through an
+// executor and contains whatever the executor does wrong.
 //
 // # Notes
 //
