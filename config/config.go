@@ -4,8 +4,9 @@
 // one place that decides whether a configuration is usable.
 //
 // Secrets are not settings: the launch token comes only from the
-// environment or a token file (see Token), never from the config file or a
-// flag value, so it can never be dumped with the rest.
+// environment or a token file, read by the command (cmd/airlock), never
+// from the config file or a flag value, so it can never be dumped with
+// the rest.
 package config
 
 import (
@@ -57,7 +58,7 @@ type Config struct {
 }
 
 // HTTP bounds what a client can hold on the broker's listeners (see
-// RATIONALE "Why evict slow connections before refusing new ones?").
+// RATIONALE.md, "Why evict slow connections before refusing new ones?").
 type HTTP struct {
 	// MaxConnections caps open connections, WebSockets included. Past it
 	// the oldest connection still sending headers or a body, idle between
@@ -236,8 +237,8 @@ func Load(src Sources) (*Config, error) {
 	return &c, nil
 }
 
-// secretEnv are AIRLOCK_* variables that are read elsewhere (Token, the
-// environment's bearer) and are not settings.
+// secretEnv are AIRLOCK_* variables that the command reads itself (the
+// launch token, the environment's bearer) and are not settings.
 var secretEnv = map[string]bool{"AIRLOCK_LOCAL_TOKEN": true, "AIRLOCK_BEARER": true}
 
 // loadEnviron loads the seed aliases, then AIRLOCK_* over them, with koanf's

@@ -30,8 +30,8 @@ var (
 )
 
 // fetchRequest and fetchResponse are the JSON the guest exchanges with
-// the fetch host function (ABI.md). Bodies are base64, as encoding/json
-// encodes []byte.
+// the fetch host function (plugins/sdk/ABI.md). Bodies are base64, as
+// encoding/json encodes []byte.
 type fetchRequest struct {
 	Method string      `json:"method"`
 	URL    string      `json:"url"`

@@ -19,8 +19,8 @@ const (
 	maxLogLineBytes = 2048
 )
 
-// hostModule defines the "airlock" import module (ABI.md has the
-// contract):
+// hostModule defines the "airlock" import module (plugins/sdk/ABI.md has
+// the contract):
 //
 //	fetch(req_ptr, req_len i32) -> resp_len i32
 //	fetch_read(buf_ptr, buf_len i32) -> copied i32

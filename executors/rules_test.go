@@ -58,7 +58,8 @@ func TestExecTimeout(t *testing.T) {
 }
 
 // TestCallerCancelIsNotTimeout: only our own deadline is exec-timeout; a
-// caller that gives up gets exec-threw (documented in RATIONALE-notes.md).
+// caller that gives up gets exec-threw (RATIONALE.md, "How is the rule of
+// a failed run decided, and why in that order?").
 func TestCallerCancelIsNotTimeout(t *testing.T) {
 	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

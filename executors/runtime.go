@@ -1,7 +1,8 @@
 // Package executors runs tool modules in a wazero sandbox: Load admits a
 // module for a descriptor, Program.Call runs one call under the
 // descriptor's bounds and answers with a wire.Answer, and Table routes
-// calls by descriptorId. See RATIONALE-notes.md for the design decisions.
+// calls by descriptorId. Its design decisions are the entries under
+// RATIONALE.md, "Executors".
 package executors
 
 import (
@@ -112,7 +113,8 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 // when others could write it) when it is ours but open. A repair is
 // logged. It returns dir with its links resolved, the path to hand to
 // wazero (which re-reads the path on every access). See RATIONALE.md,
-// "Why is the compilation cache trusted once its folder is private?".
+// "Why is the compilation cache trusted once its folder is private, and
+// why repair it rather than refuse?".
 func PrepareCache(dir string, logger *slog.Logger) (string, error) {
 	rep, err := datadir.PrepareCache(dir)
 	if err != nil {

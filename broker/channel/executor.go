@@ -8,9 +8,9 @@ import (
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// ExecutorDoor is the peer's side of the channel (createExecutorDoor): it
-// turns call frames into answer frames through an executor and contains
-// whatever the executor does wrong.
+// ExecutorDoor is the peer's side of the channel (the seed calls it
+// createExecutorDoor): it turns call frames into answer frames through an
+// executor and contains whatever the executor does wrong.
 //
 // # Notes
 //

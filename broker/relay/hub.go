@@ -63,8 +63,8 @@ type Options struct {
 const (
 	// MaxPending bounds requests in flight per session.
 	MaxPending = 4096
-	// DefaultMaxRequestsPerView is PROTOCOL's default bound on one view's
-	// requests in flight.
+	// DefaultMaxRequestsPerView is the default bound of PROTOCOL section
+	// 4.6 on one view's requests in flight.
 	DefaultMaxRequestsPerView = 64
 	// maxRetired bounds how many cancelled or abandoned request ids are
 	// remembered so their late replies are dropped silently.

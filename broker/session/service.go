@@ -139,7 +139,7 @@ func (s *Service) Close(ctx context.Context) error {
 // session the connection's Origin names (any other live cookie, of
 // another window or another loopback origin of this broker, does not
 // authenticate it), and the page lives no longer than the session
-// (PROTOCOL section 4, Expiry).
+// (PROTOCOL section 4.7).
 func (s *Service) ViewSession(r *http.Request) (ended <-chan struct{}, ok bool) {
 	origins := r.Header.Values("Origin")
 	if len(origins) != 1 || origins[0] == "" {

@@ -159,8 +159,8 @@ func (st *store) bootstrap(id, origin, cred string) (*Session, string, error) {
 	return s, key, nil
 }
 
-// authenticate finds the session role a socket's cookies open, in
-// PROTOCOL's order: a cookie naming a live role (ErrNoRole), the Origin
+// authenticate finds the session role a socket's cookies open, in the
+// order of PROTOCOL section 4.1: a cookie naming a live role (ErrNoRole), the Origin
 // (ErrOriginMismatch), expiry (ErrExpired).
 //
 // A valid host cookie makes the socket a host. Otherwise every

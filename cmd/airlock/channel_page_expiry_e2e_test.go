@@ -14,7 +14,7 @@ import (
 
 // TestChannelPageClosedAtSessionExpiry: a page executor admitted on the
 // view cookie of a session lives no longer than that session (PROTOCOL
-// section 4, Expiry; section 6): at expiresAt it is closed 4402
+// sections 4.7 and 6.1): at expiresAt it is closed 4402
 // CREDENTIAL_EXPIRED, its call in flight settles page-closed, its
 // descriptor is no longer listed, and later calls are not routed to it.
 func TestChannelPageClosedAtSessionExpiry(t *testing.T) {

@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 // was set: each spends most of its time waiting on processes it started
 // and on bounds, so two at a time (the default on two cores) leaves the
 // machine idle. See RATIONALE.md, "Why do the end-to-end tests run in
-// parallel".
+// parallel on a warmed compilation cache?".
 func widenParallel() {
 	flag.Parse()
 	f := flag.Lookup("test.parallel")

@@ -19,7 +19,7 @@ import (
 //   - nothing inside it is a link or another user's.
 //
 // See RATIONALE.md, "Why is the compilation cache trusted once its
-// folder is private?".
+// folder is private, and why repair it rather than refuse?".
 
 // CacheRepair says what PrepareCache changed: a folder of the broker
 // user's that was open to others is closed (0700), and when others could

@@ -12,7 +12,8 @@ import (
 // (Walk: duplicate keys, case-folded ones included, depth, UTF-8,
 // trailing data), refusing unknown keys. Keys must spell a field's JSON
 // name exactly: encoding/json would match "BEARER" to `json:"bearer"`,
-// PROTOCOL says keys are case-sensitive, so such a key is unknown-field.
+// PROTOCOL section 1.7 says keys are case-sensitive, so such a key is
+// unknown-field.
 // Plugin descriptors, channel control messages, the pairings file and the
 // /local request bodies are read with it.
 func DecodeStrict(data []byte, v any) error {

@@ -289,7 +289,7 @@ func FuzzParseAnswer(f *testing.F) {
 	})
 }
 
-// checkAccepted holds an accepted envelope to PROTOCOL's rules with
+// checkAccepted holds an accepted envelope to PROTOCOL section 5 with
 // oracles that do not use the parser's code: no two keys equal under
 // strings.EqualFold in any object, and no identifier holding a control,
 // bidi-override or line-separator character.

@@ -11,8 +11,8 @@
 // (Established), and a request whose response write is blocked on a client
 // that is not reading is evictable for as long as that write lasts.
 // Established WebSockets and requests in their handlers otherwise are
-// never closed to make room: they are the service the cap protects. See RATIONALE, "Why
-// evict slow connections before refusing new ones?".
+// never closed to make room: they are the service the cap protects. See
+// RATIONALE.md, "Why evict slow connections before refusing new ones?".
 package connlimit
 
 import (

@@ -189,7 +189,7 @@ func TestTargetIsCanonical(t *testing.T) {
 	}
 }
 
-// TestSpecsTable pins the direction of every type against PROTOCOL.
+// TestSpecsTable pins the direction of every type against PROTOCOL section 4.5.
 func TestSpecsTable(t *testing.T) {
 	want := map[string]Role{
 		"hello": Host | View, "connected": 0, "connectionState": 0, "viewState": 0, "error": Host | View,

@@ -62,7 +62,7 @@ type Spec struct {
 }
 
 // specs is the contract: every message type of PROTOCOL section 4 and
-// nothing else. Keep it in step with PROTOCOL.md; the golden frames in
+// nothing else. Keep it in step with PROTOCOL section 4.5; the golden frames in
 // testdata/relay exercise each entry.
 var specs = map[string]Spec{
 	"hello":           {From: Host | View},

@@ -15,7 +15,8 @@ import (
 // ProtocolVersion is the only version this broker speaks.
 const ProtocolVersion = 1
 
-// DefaultMaxFrameBytes is PROTOCOL's frame cap, 16 MiB.
+// DefaultMaxFrameBytes is the frame cap of PROTOCOL section 4.2:
+// 16 MiB.
 const DefaultMaxFrameBytes = 16 << 20
 
 // Frame is one inbound WebSocket message as the socket layer saw it. A
@@ -62,8 +63,8 @@ var envelopeKeys = map[string]bool{
 	"protocolVersion": true, "workspaceSessionId": true, "type": true, "payload": true, "hostSequence": true,
 }
 
-// Validate checks one frame in PROTOCOL's order, stopping at the first
-// failure: frame kind and size, JSON object, protocol version, session,
+// Validate checks one frame in the order of PROTOCOL section 4.2,
+// stopping at the first failure: frame kind and size, JSON object, protocol version, session,
 // envelope shape, known type, then the type's role, capability, ordering
 // and payload rules.
 func Validate(f Frame, c Context) (*Message, *Refusal) {
