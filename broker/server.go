@@ -17,6 +17,7 @@ import (
 
 	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
 )
@@ -183,7 +184,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": status})
 }
 
-func (s *Server) refused(endpoint string, c httpx.Code) {
+func (s *Server) refused(endpoint string, c contract.Code) {
 	s.opts.Metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 }
 

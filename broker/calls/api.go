@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -41,7 +42,7 @@ func (a *API) Drain() { a.router.Drain() }
 // Close waits for calls in flight.
 func (a *API) Close(ctx context.Context) error { return a.router.Wait(ctx) }
 
-func (a *API) refused(endpoint string, c httpx.Code) {
+func (a *API) refused(endpoint string, c contract.Code) {
 	a.metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/pairing"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
@@ -256,7 +257,7 @@ func (c *Channel) pairings() *pairing.Set { return c.set.Load() }
 // its connection ends.
 func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 	if c.isDraining() {
-		httpx.WriteError(w, httpx.Unavailable)
+		httpx.WriteError(w, contract.Unavailable)
 		return
 	}
 	// The Origin rule is applied after the upgrade, so a refused page

@@ -11,10 +11,9 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
-)
 
-// ProtocolVersion is the contract version the client speaks.
-const ProtocolVersion = 1
+	"github.com/airlock/airlock/broker/relay/contract"
+)
 
 // HostCookie is the fixed cookie name a host sends itself.
 const HostCookie = "tensorviz_local_browser"
@@ -65,9 +64,9 @@ func (m *Message) Error() *ProtocolError {
 	}
 	var p ProtocolError
 	var raw struct {
-		Code      string `json:"code"`
-		Detail    string `json:"detail"`
-		RequestID string `json:"requestId"`
+		Code      contract.Code `json:"code"`
+		Detail    string        `json:"detail"`
+		RequestID string        `json:"requestId"`
 	}
 	_ = json.Unmarshal(m.Payload, &raw)
 	p.Code, p.Detail, p.RequestID = raw.Code, raw.Detail, raw.RequestID
@@ -180,7 +179,7 @@ func (c *Conn) Envelope(typ string, payload any, seq int64) []byte {
 
 // Envelope encodes a message for sessionID.
 func Envelope(sessionID, typ string, payload any, seq int64) []byte {
-	env := map[string]any{"protocolVersion": ProtocolVersion, "workspaceSessionId": sessionID, "type": typ, "payload": payload}
+	env := map[string]any{"protocolVersion": contract.ProtocolVersion, "workspaceSessionId": sessionID, "type": typ, "payload": payload}
 	if seq != 0 {
 		env["hostSequence"] = seq
 	}
@@ -240,14 +239,11 @@ func (c *Conn) Close() error {
 	c.quitOnce.Do(func() { close(c.quit) })
 	err := c.ws.Close(websocket.StatusNormalClosure, "")
 	<-c.done
-	if err != nil && (errors.Is(err, net.ErrClosed) || CloseStatusCode(err) != -1) {
+	if err != nil && (errors.Is(err, net.ErrClosed) || websocket.CloseStatus(err) != -1) {
 		err = nil
 	}
 	return err
 }
-
-// CloseStatusCode is the close code in err, or -1.
-func CloseStatusCode(err error) int { return int(websocket.CloseStatus(err)) }
 
 // CloseNow drops the connection without a close handshake, as a crashed
 // peer would.
@@ -263,10 +259,10 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // CloseStatus reports the close code and reason the broker sent, from an
 // error returned by Receive or Hello; code -1 when the error is not a
 // close.
-func CloseStatus(err error) (int, string) {
+func CloseStatus(err error) (contract.CloseCode, string) {
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
-		return int(ce.Code), ce.Reason
+		return contract.CloseCode(ce.Code), ce.Reason
 	}
 	return -1, ""
 }

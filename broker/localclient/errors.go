@@ -3,6 +3,8 @@ package localclient
 import (
 	"errors"
 	"fmt"
+
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // Sentinel errors of the client.
@@ -20,7 +22,7 @@ var (
 // of the JSON error body.
 type HTTPError struct {
 	Status int
-	Code   string
+	Code   contract.Code
 }
 
 func (e *HTTPError) Error() string {
@@ -29,7 +31,7 @@ func (e *HTTPError) Error() string {
 
 // ProtocolError is a typed error message the broker sent on the socket.
 type ProtocolError struct {
-	Code      string
+	Code      contract.Code
 	Detail    string
 	RequestID string
 }

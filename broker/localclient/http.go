@@ -13,6 +13,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // TokenHeader carries the launch token.
@@ -36,23 +38,13 @@ type MintOptions struct {
 	CanProposeSourceEdits bool
 }
 
-// Capabilities are a session's declared browser capabilities.
-type Capabilities struct {
-	ReadOnly              bool `json:"readOnly"`
-	CanNavigateSource     bool `json:"canNavigateSource"`
-	CanWriteSource        bool `json:"canWriteSource"`
-	CanRunAgent           bool `json:"canRunAgent"`
-	CanEditGraph          bool `json:"canEditGraph"`
-	CanProposeSourceEdits bool `json:"canProposeSourceEdits"`
-}
-
 // SessionInfo is a session as bootstrap returns it.
 type SessionInfo struct {
-	WorkspaceSessionID string       `json:"workspaceSessionId"`
-	LaunchOrigin       string       `json:"launchOrigin"`
-	ExpiresAt          string       `json:"expiresAt"`
-	ProtocolVersion    int          `json:"protocolVersion"`
-	Capabilities       Capabilities `json:"capabilities"`
+	WorkspaceSessionID string                `json:"workspaceSessionId"`
+	LaunchOrigin       string                `json:"launchOrigin"`
+	ExpiresAt          string                `json:"expiresAt"`
+	ProtocolVersion    int                   `json:"protocolVersion"`
+	Capabilities       contract.Capabilities `json:"capabilities"`
 }
 
 // Minted is the mint response: the session and its two secrets.
@@ -137,7 +129,7 @@ func (c *Client) post(ctx context.Context, path string, header map[string]string
 	if resp.StatusCode != want {
 		var e struct {
 			Error struct {
-				Code string `json:"code"`
+				Code contract.Code `json:"code"`
 			} `json:"error"`
 		}
 		_ = json.Unmarshal(raw, &e)

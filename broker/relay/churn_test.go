@@ -19,7 +19,7 @@ type queueBox struct {
 	closed bool
 }
 
-func (b *queueBox) Close(int, string) { b.closed = true }
+func (b *queueBox) Close(contract.CloseCode, string) { b.closed = true }
 
 func TestQueueNoticesOutsideMessageBound(t *testing.T) {
 	q := NewQueue(4, 100)

@@ -1,6 +1,10 @@
 package relay
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/airlock/airlock/broker/relay/contract"
+)
 
 // Sentinel errors of the relay hub.
 var (
@@ -45,7 +49,7 @@ const (
 	ReasonSlowConsumer = "slow-consumer"
 	// CodeSlowConsumer is 1013 Try Again Later: the client may reconnect
 	// with its cookie and ask for a snapshot.
-	CodeSlowConsumer = 1013
+	CodeSlowConsumer = contract.CloseTryAgainLater
 	// ReasonHostBusy closes (code CodeSlowConsumer) a view refused at
 	// join because the host's queue is past the views' share.
 	ReasonHostBusy = "host-busy"

@@ -3,7 +3,6 @@ package relay
 import (
 	"encoding/json"
 
-	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay/contract"
 )
 
@@ -28,9 +27,9 @@ func Frame(sessionID, typ string, payload any) []byte {
 // errorPayload is the payload of a broker error: a code, a static detail
 // token and, when known, the request it concerns.
 type errorPayload struct {
-	Code      httpx.Code `json:"code"`
-	Detail    string     `json:"detail"`
-	RequestID string     `json:"requestId,omitempty"`
+	Code      contract.Code `json:"code"`
+	Detail    string        `json:"detail"`
+	RequestID string        `json:"requestId,omitempty"`
 }
 
 // ErrorFrame encodes a refusal as a typed error message.

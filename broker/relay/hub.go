@@ -14,7 +14,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/metrics"
 )
@@ -38,7 +37,7 @@ type Outbox interface {
 	OfferNotice(frame []byte) bool
 	// Close asks the connection to close with code and reason, without
 	// waiting. It is idempotent; frames offered afterwards are discarded.
-	Close(code int, reason string)
+	Close(code contract.CloseCode, reason string)
 }
 
 // Options configure a Hub.
@@ -139,7 +138,7 @@ func (h *Hub) Join(role contract.Role, out Outbox) (*Member, *contract.Refusal, 
 	case h.closed:
 		return nil, nil, ErrClosed
 	case role == contract.Host && h.host != nil:
-		return nil, &contract.Refusal{Code: httpx.HostAlreadyConnected, Detail: DetailHostConnected}, nil
+		return nil, &contract.Refusal{Code: contract.HostAlreadyConnected, Detail: DetailHostConnected}, nil
 	case role == contract.View && len(h.views) >= h.opts.MaxViews:
 		return nil, nil, ErrTooManyViews
 	}
@@ -230,7 +229,7 @@ func (h *Hub) leaveView(m *Member) {
 // Close ends the session: every member is marked dead and its socket asked
 // to close with code and reason (4402 at expiry, 1001 at shutdown). Joins
 // fail with ErrClosed afterwards.
-func (h *Hub) Close(code int, reason string) {
+func (h *Hub) Close(code contract.CloseCode, reason string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {

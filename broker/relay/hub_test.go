@@ -9,7 +9,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay/contract"
 )
 
@@ -23,7 +22,7 @@ type box struct {
 	frames [][]byte
 	limit  int
 	closed bool
-	code   int
+	code   contract.CloseCode
 	reason string
 }
 
@@ -49,7 +48,7 @@ func (b *box) push(f []byte, limit int) bool {
 	return true
 }
 
-func (b *box) Close(code int, reason string) {
+func (b *box) Close(code contract.CloseCode, reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.closed {
@@ -184,7 +183,7 @@ func TestSecondHostRefused(t *testing.T) {
 	host.box.take(t)
 	view.box.take(t)
 	m, r, err := h.Join(contract.Host, &box{})
-	if m != nil || err != nil || r == nil || r.Code != httpx.HostAlreadyConnected {
+	if m != nil || err != nil || r == nil || r.Code != contract.HostAlreadyConnected {
 		t.Fatalf("second host: %v %v %v", m, r, err)
 	}
 	host.got()

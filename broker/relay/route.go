@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/metrics"
 )
@@ -91,7 +90,7 @@ func (h *Hub) toHost(msg *contract.Message) *contract.Refusal {
 }
 
 func refuse(detail string) *contract.Refusal {
-	return &contract.Refusal{Code: httpx.InvalidMessage, Detail: detail}
+	return &contract.Refusal{Code: contract.InvalidMessage, Detail: detail}
 }
 
 // send encodes and queues a broker-owned message for m.

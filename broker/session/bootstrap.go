@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // BootstrapRequest is the body of POST /local/bootstrap.
@@ -18,8 +19,8 @@ type BootstrapRequest struct {
 // The response carries session info only, never a credential.
 func (s *Service) serveBootstrap(w http.ResponseWriter, r *http.Request) {
 	var req BootstrapRequest
-	if err := httpx.DecodeBody(w, r, maxBodyBytes, &req); err != nil {
-		s.refuseHTTP(w, r, httpx.InvalidMessage)
+	if err := decodeBody(w, r, &req); err != nil {
+		s.refuseHTTP(w, r, contract.InvalidMessage)
 		return
 	}
 	sess, key, err := s.store.bootstrap(req.WorkspaceSessionID, requestOrigin(r), req.ViewCredential)
@@ -42,24 +43,24 @@ func viewCookie(s *Session, key string) string {
 	return c
 }
 
-func (s *Service) refuseHTTP(w http.ResponseWriter, r *http.Request, c httpx.Code) {
-	if c != httpx.InvalidMessage {
+func (s *Service) refuseHTTP(w http.ResponseWriter, r *http.Request, c contract.Code) {
+	if c != contract.InvalidMessage {
 		s.authRefused(httpx.Endpoint(r.URL.Path), c)
 	}
 	httpx.WriteError(w, c)
 }
 
 // codeOf maps a session error onto its contract code.
-func codeOf(err error) httpx.Code {
+func codeOf(err error) contract.Code {
 	switch {
 	case errors.Is(err, ErrOriginMismatch):
-		return httpx.InvalidOrigin
+		return contract.InvalidOrigin
 	case errors.Is(err, ErrExpired):
-		return httpx.CredentialExpired
+		return contract.CredentialExpired
 	case errors.Is(err, ErrBadOrigin):
-		return httpx.InvalidMessage
+		return contract.InvalidMessage
 	case errors.Is(err, ErrTooManySessions), errors.Is(err, ErrDraining):
-		return httpx.Unavailable
+		return contract.Unavailable
 	}
-	return httpx.InvalidCredentials
+	return contract.InvalidCredentials
 }

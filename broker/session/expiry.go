@@ -3,7 +3,7 @@ package session
 import (
 	"time"
 
-	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // maxReaperWait caps the reaper's sleep so a tombstone is deleted within a
@@ -38,6 +38,8 @@ func (s *Service) reaper(stop <-chan struct{}, done chan<- struct{}) {
 
 // expireHub closes every socket of an expired session with 4402
 // CREDENTIAL_EXPIRED.
-func expireHub(h interface{ Close(int, string) }) {
-	h.Close(int(closeCode(httpx.CredentialExpired)), string(httpx.CredentialExpired))
+func expireHub(h interface {
+	Close(contract.CloseCode, string)
+}) {
+	h.Close(contract.CredentialExpired.CloseCode(), string(contract.CredentialExpired))
 }

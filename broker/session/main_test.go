@@ -14,6 +14,7 @@ import (
 
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
 )
@@ -125,7 +126,7 @@ func startBroker(t testing.TB, local config.Local, clock Clock) *testBroker {
 	mux := http.NewServeMux()
 	svc.Mount(mux)
 	var port int
-	h := httpx.HostGuard(func() int { return port }, func(string, httpx.Code) {}, mux)
+	h := httpx.HostGuard(func() int { return port }, func(string, contract.Code) {}, mux)
 	srv := httptest.NewUnstartedServer(h)
 	srv.Start()
 	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())

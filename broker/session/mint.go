@@ -6,10 +6,24 @@ import (
 
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // Body caps of mint and bootstrap (PROTOCOL section 1).
 const maxBodyBytes = 1 << 20
+
+// decodeBody reads a mint or bootstrap body (capped at maxBodyBytes) and
+// decodes it strictly into v: unknown keys, keys duplicated even under case
+// folding, trailing data or a wrong type are all errors (PROTOCOL section
+// 1). The strict walk is wire's, which the /local bodies share with
+// envelopes; httpx only reads the capped bytes.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := httpx.ReadBody(w, r, maxBodyBytes)
+	if err != nil {
+		return err
+	}
+	return wire.DecodeStrict(body, v)
+}
 
 // TTL bounds of PROTOCOL section 2.
 const (
@@ -28,11 +42,11 @@ type MintRequest struct {
 // Info is the session as clients see it: the bootstrap response, and the
 // mint response without the secrets.
 type Info struct {
-	WorkspaceSessionID string       `json:"workspaceSessionId"`
-	LaunchOrigin       string       `json:"launchOrigin"`
-	ExpiresAt          string       `json:"expiresAt"`
-	ProtocolVersion    int          `json:"protocolVersion"`
-	Capabilities       Capabilities `json:"capabilities"`
+	WorkspaceSessionID string                `json:"workspaceSessionId"`
+	LaunchOrigin       string                `json:"launchOrigin"`
+	ExpiresAt          string                `json:"expiresAt"`
+	ProtocolVersion    int                   `json:"protocolVersion"`
+	Capabilities       contract.Capabilities `json:"capabilities"`
 }
 
 // MintResponse is the 201 body of POST /local/sessions: the only response
@@ -61,24 +75,24 @@ func (s *Service) serveMint(w http.ResponseWriter, r *http.Request) {
 	draining := s.draining
 	s.mu.Unlock()
 	if draining {
-		httpx.WriteError(w, httpx.Unavailable)
+		httpx.WriteError(w, contract.Unavailable)
 		return
 	}
 	var req MintRequest
-	if err := httpx.DecodeBody(w, r, maxBodyBytes, &req); err != nil || req.LaunchOrigin == nil {
-		httpx.WriteError(w, httpx.InvalidMessage)
+	if err := decodeBody(w, r, &req); err != nil || req.LaunchOrigin == nil {
+		httpx.WriteError(w, contract.InvalidMessage)
 		return
 	}
 	origin, err := NormalizeOrigin(*req.LaunchOrigin)
 	if err != nil {
-		httpx.WriteError(w, httpx.InvalidMessage)
+		httpx.WriteError(w, contract.InvalidMessage)
 		return
 	}
 	propose := req.CanProposeSourceEdits != nil && *req.CanProposeSourceEdits
 	m, err := s.store.mint(origin, ClampTTL(req.TTLSeconds), propose, s.opts.Local.SourceProposals)
 	if err != nil {
 		s.log.Warn("mint refused", "reason", "max_sessions")
-		httpx.WriteError(w, httpx.Unavailable)
+		httpx.WriteError(w, contract.Unavailable)
 		return
 	}
 	if s.m != nil {

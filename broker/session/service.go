@@ -15,6 +15,7 @@ import (
 
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
 )
@@ -110,10 +111,10 @@ func (s *Service) Close(ctx context.Context) error {
 		s.mu.Unlock()
 		close(s.stopReaper)
 		for _, sess := range s.store.all() {
-			sess.hub.Close(int(goingAway), goingAwayReason)
+			sess.hub.Close(contract.CloseGoingAway, goingAwayReason)
 		}
 		for _, k := range socks {
-			k.Close(int(goingAway), goingAwayReason)
+			k.Close(contract.CloseGoingAway, goingAwayReason)
 		}
 	})
 	done := make(chan struct{})
@@ -186,7 +187,7 @@ func (s *Service) Stats() Stats {
 	return st
 }
 
-func (s *Service) authRefused(endpoint string, c httpx.Code) {
+func (s *Service) authRefused(endpoint string, c contract.Code) {
 	if s.m != nil {
 		s.m.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 	}

@@ -71,16 +71,16 @@ func (k *socket) offer(frame []byte, push func([]byte) bool) bool {
 
 // Close asks the writer to close the socket with code and reason at once,
 // dropping whatever is queued. Idempotent.
-func (k *socket) Close(code int, reason string) { k.closeWith(code, reason, false) }
+func (k *socket) Close(code contract.CloseCode, reason string) { k.closeWith(code, reason, false) }
 
 // refuse queues a last frame (the typed error of a failed handshake) and
 // closes with code and reason after it is written.
-func (k *socket) refuse(frame []byte, code int, reason string) {
+func (k *socket) refuse(frame []byte, code contract.CloseCode, reason string) {
 	k.Offer(frame)
 	k.closeWith(code, reason, true)
 }
 
-func (k *socket) closeWith(code int, reason string, flush bool) {
+func (k *socket) closeWith(code contract.CloseCode, reason string, flush bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closing {

@@ -12,17 +12,6 @@ import (
 	"github.com/airlock/airlock/metrics"
 )
 
-// Capabilities are the fixed read-only browser capabilities of PROTOCOL
-// section 2; only CanProposeSourceEdits varies, as asked at mint.
-type Capabilities struct {
-	ReadOnly              bool `json:"readOnly"`
-	CanNavigateSource     bool `json:"canNavigateSource"`
-	CanWriteSource        bool `json:"canWriteSource"`
-	CanRunAgent           bool `json:"canRunAgent"`
-	CanEditGraph          bool `json:"canEditGraph"`
-	CanProposeSourceEdits bool `json:"canProposeSourceEdits"`
-}
-
 // Session is one workspace session. Its exported fields never change after
 // mint; the credential state is guarded by the store's mutex.
 type Session struct {
@@ -30,8 +19,10 @@ type Session struct {
 	Origin     string
 	CookieName string
 	ExpiresAt  time.Time
-	Caps       Capabilities
-	hub        *relay.Hub
+	// Caps are fixed and read-only (PROTOCOL section 2); only
+	// CanProposeSourceEdits varies, as asked at mint.
+	Caps contract.Capabilities
+	hub  *relay.Hub
 
 	cred      digest // the one-time view credential
 	credUsed  bool
@@ -99,7 +90,7 @@ func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals 
 	host, hostD := newSecret()
 	s := &Session{ID: newSessionID(), Origin: origin, CookieName: ViewCookieName(origin),
 		ExpiresAt: expiry(st.clock.Now(), ttl), cred: credD, hostKey: hostD, ended: make(chan struct{}),
-		Caps: Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: propose}}
+		Caps: contract.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: propose}}
 	o := st.hubOpts
 	o.SessionID, o.CanPropose = s.ID, propose && allowProposals
 	s.hub = relay.New(o)

@@ -13,28 +13,14 @@ import (
 	"github.com/airlock/airlock/broker/relay/contract"
 )
 
-// Close codes of PROTOCOL section 4, paired 1:1 with error codes.
-var closeCodes = map[httpx.Code]websocket.StatusCode{
-	httpx.InvalidCredentials:      4401,
-	httpx.CredentialExpired:       4402,
-	httpx.InvalidOrigin:           4403,
-	httpx.ProtocolVersionMismatch: 4404,
-	httpx.SessionMismatch:         4405,
-	httpx.InvalidMessage:          4406,
-	httpx.UnknownMessage:          4407,
-	httpx.HostAlreadyConnected:    4408,
-}
-
-// Close codes the broker uses outside the contract's pairs.
+// The reasons of the closes the broker makes outside the contract's
+// code pairs.
 const (
-	goingAway       = websocket.StatusGoingAway // shutdown
-	goingAwayReason = "going away"
-	// tooManyViews closes (1013 Try Again Later) a view past
+	goingAwayReason = "going away" // shutdown, CloseGoingAway
+	// tooManyViews closes (CloseTryAgainLater) a view past
 	// local.max_views_per_session.
 	tooManyViewsReason = "too-many-views"
 )
-
-func closeCode(c httpx.Code) websocket.StatusCode { return closeCodes[c] }
 
 // requestOrigin is the Origin that bootstrap and /local/ws compare with
 // the launch origin: the request's only Origin header, or "" (which
@@ -57,14 +43,14 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 	k := newSocket(conn, s.opts.Local.OutboundQueue, s.opts.Local.OutboundQueueBytes)
 	defer k.cancel()
 	if !s.track(k) {
-		_ = conn.Close(goingAway, goingAwayReason)
+		_ = conn.Close(websocket.StatusGoingAway, goingAwayReason)
 		return
 	}
 	defer s.untrack(k)
 	if authErr != nil {
 		c := codeOf(authErr)
 		s.authRefused("ws", c)
-		_ = conn.Close(closeCode(c), string(c))
+		_ = conn.Close(websocket.StatusCode(c.CloseCode()), string(c))
 		return
 	}
 	go k.writeLoop()
@@ -78,7 +64,7 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 		s.relay(sess, member, k)
 		sess.hub.Leave(member)
 	}
-	k.Close(int(websocket.StatusNormalClosure), "")
+	k.Close(contract.CloseNormal, "")
 	<-k.done
 }
 
@@ -88,7 +74,7 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 func (s *Service) handshake(sess *Session, role contract.Role, k *socket, established func()) *relay.Member {
 	timeout := time.Duration(s.opts.Local.HandshakeTimeoutMs) * time.Millisecond
 	t := s.clock.AfterFunc(timeout, func() {
-		s.refuseHandshake(sess, k, &contract.Refusal{Code: httpx.InvalidMessage, Detail: DetailHandshakeTimeout})
+		s.refuseHandshake(sess, k, &contract.Refusal{Code: contract.InvalidMessage, Detail: DetailHandshakeTimeout})
 	})
 	f, err := k.readFrame(s.opts.Local.MaxFrameBytes)
 	stopped := t.Stop()
@@ -106,13 +92,13 @@ func (s *Service) handshake(sess *Session, role contract.Role, k *socket, establ
 	case ref != nil:
 		s.refuseHandshake(sess, k, ref)
 	case errors.Is(err, relay.ErrTooManyViews):
-		k.Close(int(websocket.StatusTryAgainLater), tooManyViewsReason)
+		k.Close(contract.CloseTryAgainLater, tooManyViewsReason)
 	case errors.Is(err, relay.ErrHostBusy):
 		k.Close(relay.CodeSlowConsumer, relay.ReasonHostBusy)
 	case err != nil && s.isClosed():
-		k.Close(int(goingAway), goingAwayReason)
+		k.Close(contract.CloseGoingAway, goingAwayReason)
 	case err != nil:
-		k.Close(int(closeCode(httpx.CredentialExpired)), string(httpx.CredentialExpired))
+		k.Close(contract.CredentialExpired.CloseCode(), string(contract.CredentialExpired))
 	}
 	return m
 }
@@ -123,7 +109,7 @@ const DetailHandshakeTimeout = "handshake-timeout"
 
 func (s *Service) refuseHandshake(sess *Session, k *socket, ref *contract.Refusal) {
 	s.relayRefused(ref)
-	k.refuse(relay.ErrorFrame(sess.ID, ref), int(closeCode(ref.Code)), string(ref.Code))
+	k.refuse(relay.ErrorFrame(sess.ID, ref), ref.Code.CloseCode(), string(ref.Code))
 }
 
 // relay is the connection's read loop: each frame is validated once and

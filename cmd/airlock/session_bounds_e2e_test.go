@@ -32,7 +32,8 @@ func dialOrigins(t *testing.T, p *proc, origins []string, cookies ...*http.Cooki
 	}
 	defer ws.CloseNow()
 	_, _, err = ws.Read(tctx(t))
-	return localclient.CloseStatus(err)
+	code, reason := localclient.CloseStatus(err)
+	return int(code), reason
 }
 
 func TestRelayTwoOriginsRefused(t *testing.T) {

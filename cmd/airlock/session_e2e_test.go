@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // End-to-end tests of minting, bootstrap, cookies and expiry, one per rule
@@ -56,7 +57,7 @@ func TestSessionMintResponse(t *testing.T) {
 	if !strings.HasPrefix(m.WorkspaceSessionID, "ws_") || m.LaunchOrigin != "http://127.0.0.1:5173" || m.ProtocolVersion != 1 {
 		t.Fatalf("mint %+v", m.SessionInfo)
 	}
-	caps := localclient.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: true}
+	caps := contract.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: true}
 	if m.Capabilities != caps {
 		t.Fatalf("capabilities %+v", m.Capabilities)
 	}

@@ -159,7 +159,7 @@ func (s *sock) refused(code, detail string) *localclient.ProtocolError {
 	s.t.Helper()
 	m := s.next()
 	pe := m.Error()
-	if pe == nil || pe.Code != code || pe.Detail != detail {
+	if pe == nil || string(pe.Code) != code || pe.Detail != detail {
 		s.t.Fatalf("%s: got %s, want error %s %s", s.name, m.Raw, code, detail)
 	}
 	return pe
@@ -173,7 +173,7 @@ func (s *sock) closed(code int, reason string) {
 	if err == nil {
 		s.t.Fatalf("%s: got %s, want close %d", s.name, m.Raw, code)
 	}
-	if c, r := localclient.CloseStatus(err); c != code || r != reason {
+	if c, r := localclient.CloseStatus(err); int(c) != code || r != reason {
 		s.t.Fatalf("%s: closed %d %q (%v), want %d %q", s.name, c, r, err, code, reason)
 	}
 }

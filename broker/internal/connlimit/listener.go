@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // Bounds of a refusal. A refused connection is answered at once, then
@@ -27,7 +28,7 @@ const (
 // refusal is the whole response to a connection past the cap: the
 // section 1 error body with Connection: close.
 var refusal = func() []byte {
-	body := httpx.ErrorBody(httpx.Unavailable)
+	body := httpx.ErrorBody(contract.Unavailable)
 	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
 		http.StatusServiceUnavailable, http.StatusText(http.StatusServiceUnavailable), len(body), body)
 }()

@@ -1,6 +1,6 @@
 // Package httpx is the HTTP plumbing every broker route shares: the JSON
-// error body, the Host check against DNS rebinding, the launch-token check
-// and capped strict request bodies.
+// error body and the HTTP status of each contract code, the Host check
+// against DNS rebinding, the launch-token check and capped request bodies.
 package httpx
 
 import (
@@ -14,39 +14,22 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
-// Code is an error code of the local browser contract. HTTP errors and
-// /local/ws errors share the vocabulary.
-type Code string
-
-// The codes, with their HTTP status where they have one.
-const (
-	InvalidCredentials      Code = "INVALID_CREDENTIALS"       // 401, close 4401
-	CredentialExpired       Code = "CREDENTIAL_EXPIRED"        // 410, close 4402
-	InvalidOrigin           Code = "INVALID_ORIGIN"            // 403, close 4403
-	ProtocolVersionMismatch Code = "PROTOCOL_VERSION_MISMATCH" // close 4404
-	SessionMismatch         Code = "SESSION_MISMATCH"          // close 4405
-	InvalidMessage          Code = "INVALID_MESSAGE"           // 400, close 4406
-	UnknownMessage          Code = "UNKNOWN_MESSAGE"           // close 4407
-	HostAlreadyConnected    Code = "HOST_ALREADY_CONNECTED"    // close 4408
-	NotFound                Code = "NOT_FOUND"                 // 404 (inert routes)
-	Unavailable             Code = "UNAVAILABLE"               // 503
-)
-
-// Status is the HTTP status paired with a code.
-func (c Code) Status() int {
+// Status is the HTTP status of a contract code: 400 for the codes that
+// only ever travel on a socket.
+func Status(c contract.Code) int {
 	switch c {
-	case InvalidCredentials:
+	case contract.InvalidCredentials:
 		return http.StatusUnauthorized
-	case CredentialExpired:
+	case contract.CredentialExpired:
 		return http.StatusGone
-	case InvalidOrigin:
+	case contract.InvalidOrigin:
 		return http.StatusForbidden
-	case NotFound:
+	case contract.NotFound:
 		return http.StatusNotFound
-	case Unavailable:
+	case contract.Unavailable:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadRequest
@@ -54,25 +37,25 @@ func (c Code) Status() int {
 
 // staticText is the message for each code. Messages never quote request
 // content, so an error body can never echo a secret back.
-var staticText = map[Code]string{
-	InvalidCredentials: "missing or invalid credentials",
-	CredentialExpired:  "the session has expired",
-	InvalidOrigin:      "origin or host not allowed",
-	InvalidMessage:     "the request is not valid",
-	NotFound:           "not found",
-	Unavailable:        "the broker cannot take this request now",
+var staticText = map[contract.Code]string{
+	contract.InvalidCredentials: "missing or invalid credentials",
+	contract.CredentialExpired:  "the session has expired",
+	contract.InvalidOrigin:      "origin or host not allowed",
+	contract.InvalidMessage:     "the request is not valid",
+	contract.NotFound:           "not found",
+	contract.Unavailable:        "the broker cannot take this request now",
 }
 
 // WriteError writes {"error":{"code":…,"message":…}} with the code's status
 // and static text.
-func WriteError(w http.ResponseWriter, c Code) {
-	writeBody(w, c.Status(), ErrorBody(c))
+func WriteError(w http.ResponseWriter, c contract.Code) {
+	writeBody(w, Status(c), ErrorBody(c))
 }
 
 // ErrorBody is the JSON error body of c, newline included, as WriteError
 // sends it. A response written without net/http (a connection refused at
 // the connection cap) uses it too, so every error body has one shape.
-func ErrorBody(c Code) []byte {
+func ErrorBody(c contract.Code) []byte {
 	msg := staticText[c]
 	if msg == "" {
 		msg = "refused"
@@ -101,7 +84,7 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 }
 
 // Refusal records a refused authentication (endpoint, code) for metrics.
-type Refusal func(endpoint string, c Code)
+type Refusal func(endpoint string, c contract.Code)
 
 // HostGuard refuses, 403 before anything else, a request whose Host is not
 // the broker's own loopback authority: 127.0.0.1:PORT, localhost:PORT or
@@ -111,8 +94,8 @@ type Refusal func(endpoint string, c Code)
 func HostGuard(port func() int, refused Refusal, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !LoopbackAuthority(r.Host, port()) {
-			refused(endpointOf(r.URL.Path), InvalidOrigin)
-			WriteError(w, InvalidOrigin)
+			refused(endpointOf(r.URL.Path), contract.InvalidOrigin)
+			WriteError(w, contract.InvalidOrigin)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -190,12 +173,12 @@ const TokenHeader = "X-Tensorviz-Token"
 func TokenGuard(t Token, refused Refusal, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !t.Set() {
-			WriteError(w, NotFound)
+			WriteError(w, contract.NotFound)
 			return
 		}
 		if !t.Matches(r.Header.Get(TokenHeader)) {
-			refused(endpointOf(r.URL.Path), InvalidCredentials)
-			WriteError(w, InvalidCredentials)
+			refused(endpointOf(r.URL.Path), contract.InvalidCredentials)
+			WriteError(w, contract.InvalidCredentials)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -214,16 +197,6 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		return nil, ErrBodyUnreadable
 	}
 	return body, nil
-}
-
-// DecodeBody reads a capped body and decodes it strictly into v: unknown
-// or duplicate keys, trailing data or a wrong type are all errors.
-func DecodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	body, err := ReadBody(w, r, limit)
-	if err != nil {
-		return err
-	}
-	return wire.DecodeStrict(body, v)
 }
 
 // Endpoint names a route for metric labels, from a closed set.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,7 +50,7 @@ func TestToken(t *testing.T) {
 
 func TestGuards(t *testing.T) {
 	var refused []string
-	rec := func(endpoint string, c Code) { refused = append(refused, endpoint+":"+string(c)) }
+	rec := func(endpoint string, c contract.Code) { refused = append(refused, endpoint+":"+string(c)) }
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) })
 	h := HostGuard(func() int { return 7420 }, rec, TokenGuard(NewToken("t"), rec, ok))
 	cases := []struct {
@@ -84,10 +86,17 @@ func TestGuards(t *testing.T) {
 	}
 }
 
+// TestStatusOfEveryCode: PROTOCOL section 1's statuses; the codes that
+// only travel on a socket fall back to 400.
 func TestStatusOfEveryCode(t *testing.T) {
-	for c, want := range map[Code]int{InvalidCredentials: 401, CredentialExpired: 410, InvalidOrigin: 403, InvalidMessage: 400, NotFound: 404, Unavailable: 503} {
-		if c.Status() != want {
-			t.Errorf("%s: %d", c, c.Status())
+	for c, want := range map[contract.Code]int{
+		contract.InvalidCredentials: 401, contract.CredentialExpired: 410, contract.InvalidOrigin: 403,
+		contract.InvalidMessage: 400, contract.NotFound: 404, contract.Unavailable: 503,
+		contract.ProtocolVersionMismatch: 400, contract.SessionMismatch: 400,
+		contract.UnknownMessage: 400, contract.HostAlreadyConnected: 400,
+	} {
+		if got := Status(c); got != want {
+			t.Errorf("%s: %d, want %d", c, got, want)
 		}
 	}
 }

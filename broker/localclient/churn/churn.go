@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // Load is the workload: Sessions sessions, each with one host and Views
@@ -44,7 +45,7 @@ type Stats struct {
 // views' share; the view may come again).
 func slowConsumer(err error) bool {
 	code, reason := localclient.CloseStatus(err)
-	return code == 1013 && (reason == "slow-consumer" || reason == "host-busy")
+	return code == contract.CloseTryAgainLater && (reason == "slow-consumer" || reason == "host-busy")
 }
 
 // Run mints and bootstraps l.Sessions sessions for origin through client
@@ -94,7 +95,7 @@ func hostActor(ctx context.Context, base string, m *localclient.Minted, l Load, 
 		if _, err := conn.Hello(ctx); err != nil {
 			conn.Close()
 			var pe *localclient.ProtocolError
-			if errors.As(err, &pe) && pe.Code == "HOST_ALREADY_CONNECTED" {
+			if errors.As(err, &pe) && pe.Code == contract.HostAlreadyConnected {
 				continue
 			}
 			if slowConsumer(err) {

@@ -1,10 +1,6 @@
 package contract
 
-import (
-	"fmt"
-
-	"github.com/airlock/airlock/broker/internal/httpx"
-)
+import "fmt"
 
 // Refusal is why a frame was not accepted: an error code of the contract,
 // a static detail token (see Details) and, when the frame named a
@@ -13,7 +9,7 @@ import (
 // A Refusal never carries frame content: Detail is always one of the
 // constants below.
 type Refusal struct {
-	Code      httpx.Code
+	Code      Code
 	Detail    string
 	RequestID string
 }
@@ -56,6 +52,6 @@ const (
 	DetailResultTooLarge    = "result-too-large"
 )
 
-func refuse(c httpx.Code, detail string) *Refusal { return &Refusal{Code: c, Detail: detail} }
+func refuse(c Code, detail string) *Refusal { return &Refusal{Code: c, Detail: detail} }
 
-func invalid(detail string) *Refusal { return refuse(httpx.InvalidMessage, detail) }
+func invalid(detail string) *Refusal { return refuse(InvalidMessage, detail) }

@@ -1,14 +1,16 @@
 // Package contract is the frozen /local/ws message contract (PROTOCOL
 // section 4): the envelope, the schema of every message type and the order
 // in which a frame is checked. Every inbound frame passes through Validate
-// exactly once; nothing else in the broker parses client frames.
+// exactly once; nothing else in the broker parses client frames. It also
+// holds the vocabulary the rest of /local shares (error codes, close codes,
+// capabilities) and imports only the standard library and wire, so the Go
+// client can use it without the broker.
 package contract
 
 import (
 	"encoding/json"
 	"errors"
 
-	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -79,10 +81,10 @@ func Validate(f Frame, c Context) (*Message, *Refusal) {
 		return nil, r
 	}
 	if !isOne(top["protocolVersion"]) {
-		return nil, refuse(httpx.ProtocolVersionMismatch, DetailProtocolVersion)
+		return nil, refuse(ProtocolVersionMismatch, DetailProtocolVersion)
 	}
 	if sid, ok := stringValue(top["workspaceSessionId"]); !ok || sid != c.SessionID {
-		return nil, refuse(httpx.SessionMismatch, DetailSessionMismatch)
+		return nil, refuse(SessionMismatch, DetailSessionMismatch)
 	}
 	m, r := envelope(top)
 	if r != nil {
@@ -135,7 +137,7 @@ func envelope(top map[string]json.RawMessage) (*Message, *Refusal) {
 func checkType(m *Message, c Context) *Refusal {
 	spec, known := specs[m.Type]
 	if !known {
-		return refuse(httpx.UnknownMessage, DetailUnknownType)
+		return refuse(UnknownMessage, DetailUnknownType)
 	}
 	m.Spec = spec
 	switch {

@@ -1,4 +1,4 @@
-package httpx
+package session
 
 import (
 	"net/http/httptest"
@@ -23,7 +23,7 @@ func TestDecodeBodyCaseFold(t *testing.T) {
 	} {
 		var v bootstrapBody
 		r := httptest.NewRequest("POST", "/local/bootstrap", strings.NewReader(body))
-		err := DecodeBody(httptest.NewRecorder(), r, 1<<20, &v)
+		err := decodeBody(httptest.NewRecorder(), r, &v)
 		if (err == nil) != ok {
 			t.Errorf("%s: %v", body, err)
 		}
