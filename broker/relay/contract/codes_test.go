@@ -26,8 +26,8 @@ var protocolCloseCodes = map[string]int{
 // httpOnly are the codes that never close a socket.
 var httpOnly = map[Code]bool{NotFound: true, Unavailable: true}
 
-// TestClosePairsMatchProtocol: the table holds exactly PROTOCOL's pairs,
-// and the lookups agree with it both ways.
+// TestClosePairsMatchProtocol: the table holds exactly the pairs of
+// PROTOCOL section 4.4, and the lookups agree with it both ways.
 func TestClosePairsMatchProtocol(t *testing.T) {
 	if len(closePairs) != len(protocolCloseCodes) {
 		t.Fatalf("%d pairs, PROTOCOL lists %d", len(closePairs), len(protocolCloseCodes))
