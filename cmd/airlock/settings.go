@@ -98,7 +98,7 @@ func settingsUsage(fs *flag.FlagSet, w io.Writer, synopsis string) func() {
 			}
 			fmt.Fprintf(w, "  %s\n      %s, default %v: %s\n", st.Key, env, st.Default, st.Help)
 		}
-		fmt.Fprintln(w, "\nthe launch token: TENSORVIZ_LOCAL_TOKEN or AIRLOCK_LOCAL_TOKEN, or --token-file; never a flag value")
+		fmt.Fprintln(w, "\nthe launch token: TENSORVIZ_LOCAL_TOKEN or AIRLOCK_LOCAL_TOKEN, or --token-file (mode 0600); never a flag value")
 	}
 }
 
