@@ -3,10 +3,9 @@
 // (AIRLOCK_* and the seed names), then command-line flags. Validate is the
 // one place that decides whether a configuration is usable.
 //
-// Secrets are not settings: the launch token comes only from the
-// environment or a token file, read by the command (cmd/airlock), never
-// from the config file or a flag value, so it can never be dumped with
-// the rest.
+// Secrets are not settings: the launch token and the bearer come only from
+// the environment or a 0600 file (package config/secret), never from the
+// config file or a flag value, so they can never be dumped with the rest.
 package config
 
 import (
@@ -24,6 +23,8 @@ import (
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
+
+	"github.com/airlock/airlock/config/secret"
 )
 
 // Config is every setting of `airlock serve` and `airlock env`. Each field's
@@ -237,9 +238,17 @@ func Load(src Sources) (*Config, error) {
 	return &c, nil
 }
 
-// secretEnv are AIRLOCK_* variables that the command reads itself (the
-// launch token, the environment's bearer) and are not settings.
-var secretEnv = map[string]bool{"AIRLOCK_LOCAL_TOKEN": true, "AIRLOCK_BEARER": true}
+// secretEnv are the variables package secret reads (the launch token, the
+// environment's bearer): not settings, and not typos either.
+var secretEnv = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range []secret.Source{secret.LaunchToken, secret.Bearer} {
+		for _, name := range s.Env {
+			m[name] = true
+		}
+	}
+	return m
+}()
 
 // loadEnviron loads the seed aliases, then AIRLOCK_* over them, with koanf's
 // env provider. An AIRLOCK_* variable that names no setting is an error, so

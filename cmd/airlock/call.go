@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/airlock/airlock/broker/v1client"
+	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -18,7 +20,7 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	broker := fs.String("broker", defaultBroker, "the broker's base `URL`")
 	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON `OBJECT`")
 	descriptor := fs.String("descriptor", "", "the descriptor `ID`, when several declare the tool")
-	tokenFile := fs.String("token-file", "", "read the launch token from `FILE` (else TENSORVIZ_LOCAL_TOKEN)")
+	token := addSecretFlag(fs, secret.LaunchToken)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: airlock call TOOL [--args JSON] [--broker URL] [--descriptor ID]")
 		fmt.Fprintln(stderr, "prints the answer envelope; exit 0 when ok, 3 when refused, 1 when the call could not be made")
@@ -42,21 +44,21 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "airlock call: --args must be one JSON object")
 		return exitUsage
 	}
-	c, err := newV1Client(*broker, *tokenFile)
+	c, err := newV1Client(*broker, token)
 	if err != nil {
 		fmt.Fprintf(stderr, "airlock call: %v\n", err)
 		return exitUsage
 	}
 	ctx := context.Background()
-	ds, err := c.tools(ctx)
+	ds, err := c.Tools(ctx)
 	if err != nil {
 		return fail(stderr, "call: %v", err)
 	}
-	call, err := buildCall(ds, tool, *descriptor, callArgs)
+	call, err := v1client.NewCall(ds, tool, *descriptor, callArgs)
 	if err != nil {
 		return fail(stderr, "call: %v", err)
 	}
-	answer, raw, err := c.call(ctx, call)
+	answer, raw, err := c.Call(ctx, call)
 	if err != nil {
 		return fail(stderr, "call: %v", err)
 	}

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins/bundled"
@@ -109,21 +109,21 @@ func freeIfBusy(addr string) string {
 // with the commands to try next.
 func demoCall(addr, token, tokenFile string, stdout, stderr io.Writer) {
 	base := "http://" + addr
-	c := &v1Client{base: base, token: token, http: &http.Client{}}
+	c := &v1client.Client{Base: base, Token: token}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ds, err := c.tools(ctx)
+	ds, err := c.Tools(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "airlock demo: listing tools: %v\n", err)
 		return
 	}
-	call, err := buildCall(ds, "read_notes", "", json.RawMessage(`{"path":"welcome.md"}`))
+	call, err := v1client.NewCall(ds, "read_notes", "", json.RawMessage(`{"path":"welcome.md"}`))
 	if err != nil {
 		fmt.Fprintf(stderr, "airlock demo: %v\n", err)
 		return
 	}
 	sent, _ := json.Marshal(call)
-	answer, raw, err := c.call(ctx, call)
+	answer, raw, err := c.Call(ctx, call)
 	if err != nil {
 		fmt.Fprintf(stderr, "airlock demo: calling read_notes: %v\n", err)
 		return

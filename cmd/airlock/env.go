@@ -8,20 +8,14 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/broker/channel/envclient"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/metrics"
-)
-
-// Errors of reading the environment's bearer.
-var (
-	errBearerTwice   = errors.New("give the bearer once: AIRLOCK_BEARER or --bearer-file, not both")
-	errBearerMissing = errors.New("set AIRLOCK_BEARER or give --bearer-file (the bearer `airlock pair add` printed)")
 )
 
 // runEnv is `airlock env`: a paired environment serving its own plugins
@@ -31,7 +25,7 @@ var (
 func runEnv(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("env", stderr)
 	sf := addSettingsFlags(fs, "broker", "plugins", "root", "data", "log-level")
-	bearerFile := fs.String("bearer-file", "", "read the bearer from `FILE` (mode 0600); else AIRLOCK_BEARER")
+	bearerFile := addSecretFlag(fs, secret.Bearer)
 	fs.Usage = settingsUsage(fs, stderr, "airlock env --broker ws://HOST:PORT/channel [--bearer-file FILE] [--plugins DIR] [--root NAME=DIR]")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
@@ -47,7 +41,7 @@ func runEnv(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cfg.NoBuiltin = true // an environment serves its operator's tools only
-	bearer, err := bearerSource(*bearerFile)
+	bearer, err := bearerFile.lookup()
 	if err == nil {
 		_, err = bearer() // fail fast on a missing or open file
 	}
@@ -115,28 +109,6 @@ func reloadOnHUP(ctx context.Context, reload func()) {
 			reload()
 		}
 	}
-}
-
-// bearerSource returns how to read the bearer: from AIRLOCK_BEARER, or
-// from a file that only its owner can read, re-read before each
-// connection. It is never taken from a flag value, where `ps` would show
-// it.
-func bearerSource(file string) (func() (string, error), error) {
-	fromEnv := ""
-	for _, kv := range environ() {
-		if name, v, _ := strings.Cut(kv, "="); name == "AIRLOCK_BEARER" {
-			fromEnv = v
-		}
-	}
-	switch {
-	case file != "" && fromEnv != "":
-		return nil, errBearerTwice
-	case file != "":
-		return func() (string, error) { return readSecretFile(file) }, nil
-	case fromEnv != "":
-		return func() (string, error) { return fromEnv, nil }, nil
-	}
-	return nil, errBearerMissing
 }
 
 // checkChannelURL accepts ws:// or wss:// URLs with a host.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlock/airlock/cmd/airlock/internal/load"
 )
 
 // End-to-end runs of `airlock load` against a real broker. They check
@@ -25,7 +27,7 @@ func decodeReport(t *testing.T, stdout string, v any) {
 }
 
 // checkRatios wants every ratio present and positive.
-func checkRatios(t *testing.T, r *ratios) {
+func checkRatios(t *testing.T, r *load.Ratios) {
 	t.Helper()
 	if r == nil || r.Throughput <= 0 || r.P50 <= 0 || r.P99 <= 0 {
 		t.Fatalf("ratios %+v", r)
@@ -49,7 +51,7 @@ func TestLoadCallsE2E(t *testing.T) {
 	if stderr != "" || strings.Contains(stdout, loadToken) {
 		t.Fatalf("--json should be quiet on stderr and never print the token; stderr:\n%s", stderr)
 	}
-	var r callsReport
+	var r load.CallsReport
 	decodeReport(t, stdout, &r)
 	if r.Command != "calls" || r.Tool != "read_notes" || r.DescriptorID != "notes" || r.Concurrency != 2 || r.DurationSeconds != 2 || r.Interrupted {
 		t.Fatalf("header %+v", r)
@@ -57,8 +59,8 @@ func TestLoadCallsE2E(t *testing.T) {
 	if r.Baseline == nil || r.BaselineSkipped != "" || !strings.Contains(r.Baseline.Label, "builtin:notes (reactor, fresh instance per call)") {
 		t.Fatalf("baseline %+v, skipped %q", r.Baseline, r.BaselineSkipped)
 	}
-	for name, f := range r.sides() {
-		if f.Calls <= 0 || f.CallsPerSecond <= 0 || f.Seconds != 2 || !f.allOK() {
+	for name, f := range r.Sides() {
+		if f.Calls <= 0 || f.CallsPerSecond <= 0 || f.Seconds != 2 || !f.AllOK() {
 			t.Errorf("%s: %+v", name, f)
 		}
 		if l := f.LatencyMs; l.P50 <= 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.Max {
@@ -103,12 +105,12 @@ func TestLoadRelayE2E(t *testing.T) {
 	if stderr != "" || strings.Contains(stdout, sessionToken) {
 		t.Fatalf("--json should be quiet on stderr and never print the token; stderr:\n%s", stderr)
 	}
-	var r relayReport
+	var r load.RelayReport
 	decodeReport(t, stdout, &r)
-	if r.Command != "relay" || r.Sessions != 2 || r.Views != 3 || r.Window != relayWindow || r.Interrupted || r.Baseline == nil {
+	if r.Command != "relay" || r.Sessions != 2 || r.Views != 3 || r.Window != load.RelayWindow || r.Interrupted || r.Baseline == nil {
 		t.Fatalf("header %+v", r)
 	}
-	for name, f := range r.sides() {
+	for name, f := range r.Sides() {
 		if f.Deliveries <= 0 || f.MessagesSent <= 0 || f.DeliveriesPerSecond <= 0 || f.Seconds != 2 {
 			t.Errorf("%s: %+v", name, f)
 		}

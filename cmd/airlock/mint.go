@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/config/secret"
 )
 
 // runMint mints a workspace session on a running broker and prints the
@@ -19,13 +20,14 @@ import (
 // credentials: that is its purpose.
 func runMint(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("mint", stderr)
-	brokerURL := fs.String("broker", "http://127.0.0.1:7420", "the broker's `URL`")
+	brokerURL := fs.String("broker", defaultBroker, "the broker's `URL`")
 	origin := fs.String("origin", "", "the view's launch `ORIGIN` (default: the broker's own origin, which its built-in /local/view page has)")
 	ttl := fs.Int64("ttl", 0, "session lifetime in `SECONDS` (default 28800, clamped to [1, 86400])")
 	propose := fs.Bool("propose", false, "mint with canProposeSourceEdits")
+	token := addSecretFlag(fs, secret.LaunchToken)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock mint [--broker URL] [--origin ORIGIN] [--ttl SECONDS] [--propose]")
-		fmt.Fprintln(stderr, "\nMints a workspace session. The launch token comes from TENSORVIZ_LOCAL_TOKEN or AIRLOCK_LOCAL_TOKEN only.")
+		fmt.Fprintln(stderr, "usage: airlock mint [--broker URL] [--origin ORIGIN] [--ttl SECONDS] [--propose] [--token-file FILE]")
+		fmt.Fprintln(stderr, "\nMints a workspace session. The launch token comes from TENSORVIZ_LOCAL_TOKEN or AIRLOCK_LOCAL_TOKEN, or --token-file.")
 		fmt.Fprintln(stderr, "\nIt prints CREDENTIALS: the mint response (viewCredential, hostCookieKey) on the first line and, on the")
 		fmt.Fprintln(stderr, "second, the view URL, whose fragment #<workspaceSessionId>.<viewCredential> is the one-time view")
 		fmt.Fprintln(stderr, "credential. This is the only Airlock command that prints a credential; treat its output as a secret.")
@@ -40,15 +42,15 @@ func runMint(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airlock mint: --broker: %v\n", err)
 		return exitUsage
 	}
-	token, _ := launchToken("")
-	if token == "" {
-		fmt.Fprintln(stderr, "airlock mint: set the launch token in TENSORVIZ_LOCAL_TOKEN or AIRLOCK_LOCAL_TOKEN")
+	tok, err := token.read()
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock mint: %v\n", err)
 		return exitUsage
 	}
 	if *origin == "" {
 		*origin = own
 	}
-	return mint(base, token, localclient.MintOptions{LaunchOrigin: *origin, TTLSeconds: *ttl, CanProposeSourceEdits: *propose}, stdout, stderr)
+	return mint(base, tok, localclient.MintOptions{LaunchOrigin: *origin, TTLSeconds: *ttl, CanProposeSourceEdits: *propose}, stdout, stderr)
 }
 
 func mint(base, token string, o localclient.MintOptions, stdout, stderr io.Writer) int {

@@ -1,3 +1,7 @@
+// Command airlock is the loopback broker for editor extensions, browser
+// views and sandboxed tools. See the README for the subcommands. Each
+// subcommand's file parses its flags and calls a library; this one
+// dispatches.
 package main
 
 import (
@@ -38,6 +42,8 @@ func commands() []command {
 		{"version", "print the version", runVersion},
 	}
 }
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run dispatches to a subcommand; main is os.Exit(run(...)) so every
 // command is testable in-process.

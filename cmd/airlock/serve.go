@@ -3,16 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -34,7 +35,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
 		return exitUsage
 	}
-	token, err := launchToken(sf.tokenFile)
+	token, err := sf.token.read()
+	if errors.Is(err, secret.ErrMissing) {
+		token, err = "", nil // no token: an inert broker
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "airlock serve: launch token: %v\n", err)
 		return exitUsage
@@ -54,9 +58,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	return serve(cfg, token, logger, stdout, nil)
 }
 
-// serve runs a broker until SIGTERM or SIGINT, reloading on SIGHUP. When
-// ready is not nil it is called with the bound address once listening
-// (demo uses it to make its first call).
+// serve runs a broker until SIGTERM or SIGINT, reloading on SIGHUP, and
+// prints {"event":"listening","addr":…,"pid":…} once it listens. When
+// ready is not nil it is called with the bound address then (demo uses it
+// to make its first call).
 func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writer, ready func(addr string)) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -65,56 +70,17 @@ func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writ
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	reg := metrics.New()
-	b, err := broker.Build(ctx, broker.BuildOptions{Config: cfg, Token: token, Logger: logger, Metrics: reg})
-	if err != nil {
-		logger.Error("start failed", "err", err)
-		return exitFailed
-	}
-	ln, mln, err := b.Server.Listen()
-	if err != nil {
-		logger.Error("start failed", "err", err)
-		_ = b.Close(context.Background())
-		return exitFailed
-	}
-	addr := ln.Addr().String()
-	line, _ := json.Marshal(map[string]any{"event": "listening", "addr": addr, "pid": os.Getpid()})
-	fmt.Fprintf(stdout, "%s\n", line)
-	logger.Info("listening", "addr", addr, "inert", token == "", "plugins", b.AdmittedCount())
-	if mln != nil {
-		logger.Info("metrics listening", "addr", mln.Addr().String())
-	}
-
-	served := make(chan error, 1)
-	go func() { served <- b.Server.Serve(ln, mln) }()
-	if ready != nil {
-		go ready(addr)
-	}
-
-	for {
-		select {
-		case <-hup:
-			logger.Info("reload requested")
-			b.Reload(ctx)
-			continue
-		case err := <-served:
-			if err != nil {
-				logger.Error("serve failed", "err", err)
-				return exitFailed
-			}
-			return exitOK
-		case <-ctx.Done():
+	listening := func(addr string) {
+		line, _ := json.Marshal(map[string]any{"event": "listening", "addr": addr, "pid": os.Getpid()})
+		fmt.Fprintf(stdout, "%s\n", line)
+		if ready != nil {
+			go ready(addr)
 		}
-		break
 	}
-	logger.Info("draining", "grace_ms", cfg.ShutdownGraceMs)
-	grace, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
-	defer cancel()
-	err = b.Close(grace)
-	<-served
+	err := broker.Run(ctx, broker.RunOptions{Reload: hup, Listening: listening,
+		BuildOptions: broker.BuildOptions{Config: cfg, Token: token, Logger: logger, Metrics: metrics.New()}})
 	if err != nil {
-		logger.Warn("drain ended early", "err", err)
+		return exitFailed
 	}
-	logger.Info("stopped")
 	return exitOK
 }

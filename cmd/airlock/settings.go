@@ -1,26 +1,28 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"net/http"
 	"strings"
-	"syscall"
+	"time"
 
+	"github.com/airlock/airlock/broker"
+	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/config/secret"
 )
 
 // settingsFlags are the flags shared by serve, env and demo. Each maps onto
 // a config key; only flags given on the command line override the lower
 // layers.
 type settingsFlags struct {
-	fs        *flag.FlagSet
-	file      string
-	tokenFile string
-	roots     rootsFlag
-	keys      map[string]string // flag name -> config key
+	fs    *flag.FlagSet
+	file  string
+	token *secretFlag // --token-file, when asked for
+	roots rootsFlag
+	keys  map[string]string // flag name -> config key
 }
 
 func addSettingsFlags(fs *flag.FlagSet, names ...string) *settingsFlags {
@@ -48,7 +50,7 @@ func addSettingsFlags(fs *flag.FlagSet, names ...string) *settingsFlags {
 		case "log-level":
 			str("log-level", "log_level", "debug, info, warn or error (default info)")
 		case "token-file":
-			fs.StringVar(&s.tokenFile, "token-file", "", "read the launch token from `FILE` (mode 0600)")
+			s.token = addSecretFlag(fs, secret.LaunchToken)
 		case "broker":
 			str("broker", "env.broker", "the broker's channel `URL` (ws://HOST:PORT/channel)")
 		}
@@ -96,58 +98,57 @@ func settingsUsage(fs *flag.FlagSet, w io.Writer, synopsis string) func() {
 			}
 			fmt.Fprintf(w, "  %s\n      %s, default %v: %s\n", st.Key, env, st.Default, st.Help)
 		}
-		fmt.Fprintln(w, "\nthe launch token: TENSORVIZ_LOCAL_TOKEN or AIRLOCK_LOCAL_TOKEN, or --token-file; never a flag value")
+		fmt.Fprintln(w, "\nthe launch token: TENSORVIZ_LOCAL_TOKEN or AIRLOCK_LOCAL_TOKEN, or --token-file (mode 0600); never a flag value")
 	}
 }
 
-// Errors of reading the launch token.
-var (
-	errTokenTwice     = errors.New("give the launch token once: environment or --token-file, not both")
-	errTokenFileOpen  = errors.New("the token file is readable by group or others; chmod 600 it")
-	errTokenFileOwner = errors.New("the token file belongs to another user")
-	errTokenEmpty     = errors.New("the token file is empty")
-)
-
-// launchToken reads the token from TENSORVIZ_LOCAL_TOKEN /
-// AIRLOCK_LOCAL_TOKEN or from a file that only its owner can read. It is
-// never taken from a flag value, where `ps` would show it.
-func launchToken(tokenFile string) (string, error) {
-	fromEnv := ""
-	for _, kv := range environ() {
-		name, v, _ := strings.Cut(kv, "=")
-		if (name == "AIRLOCK_LOCAL_TOKEN" || (name == "TENSORVIZ_LOCAL_TOKEN" && fromEnv == "")) && v != "" {
-			fromEnv = v
-		}
+// checkData is every command's start-up check of --data (and, when the
+// command compiles modules, of the compilation cache): a folder that is
+// not the user's, that others may write, or that is reached through a
+// link is refused with one line and exit 2, a configuration error. The
+// exit code is -1 to go on.
+func checkData(name string, cfg *config.Config, cache bool, stderr io.Writer) int {
+	if err := broker.CheckData(cfg, cache, newLogger(stderr, cfg.LogLevel)); err != nil {
+		fmt.Fprintf(stderr, "airlock %s: %v\n", name, err)
+		return exitUsage
 	}
-	if tokenFile == "" {
-		return fromEnv, nil
-	}
-	if fromEnv != "" {
-		return "", errTokenTwice
-	}
-	return readSecretFile(tokenFile)
+	return -1
 }
 
-// readSecretFile reads a one-line secret from a file with no group or
-// other permissions.
-func readSecretFile(path string) (string, error) {
-	info, err := os.Stat(path)
+// secretFlag is the file flag of a secret (--token-file, --bearer-file);
+// the secret itself comes from that file or the environment, never from
+// a flag value, where `ps` would show it.
+type secretFlag struct {
+	src  secret.Source
+	file string
+}
+
+func addSecretFlag(fs *flag.FlagSet, src secret.Source) *secretFlag {
+	s := &secretFlag{src: src}
+	fs.StringVar(&s.file, src.Flag, "", src.FlagUsage())
+	return s
+}
+
+// lookup is how to read the secret; see secret.Source.Lookup.
+func (s *secretFlag) lookup() (func() (string, error), error) { return s.src.Lookup(environ(), s.file) }
+
+// read reads the secret once; its errors are usage errors (exit 2).
+func (s *secretFlag) read() (string, error) { return s.src.Read(environ(), s.file) }
+
+// defaultBroker is where the CLI looks for a broker when --broker is not
+// given: the default listen address of `airlock serve`.
+const defaultBroker = "http://127.0.0.1:7420"
+
+// newV1Client is a /v1 client of the broker at --broker with the launch
+// token of --token-file or the environment; its errors are usage errors.
+func newV1Client(base string, token *secretFlag) (*v1client.Client, error) {
+	tok, err := token.read()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if info.Mode().Perm()&0o077 != 0 {
-		return "", errTokenFileOpen
+	base = strings.TrimSuffix(base, "/")
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("--broker must be an http(s) URL such as %s", defaultBroker)
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return "", errTokenFileOwner // another user could rewrite it between starts
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	tok := strings.TrimSpace(string(data))
-	if tok == "" {
-		return "", errTokenEmpty
-	}
-	return tok, nil
+	return &v1client.Client{Base: base, Token: tok, HTTP: &http.Client{Timeout: 15 * time.Minute}}, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/airlock/airlock/broker"
+	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
@@ -23,11 +25,11 @@ import (
 // plugin before shipping it.
 func runTools(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("tools", stderr)
-	sf := addSettingsFlags(fs, "plugins", "root", "no-builtin", "data")
-	brokerURL := fs.String("broker", "", "ask a running broker at `URL` (token from TENSORVIZ_LOCAL_TOKEN)")
+	sf := addSettingsFlags(fs, "plugins", "root", "no-builtin", "data", "token-file")
+	brokerURL := fs.String("broker", "", "ask a running broker at `URL` (token from TENSORVIZ_LOCAL_TOKEN or --token-file)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock tools --plugins DIR [--root NAME=DIR]... | airlock tools --broker URL")
+		fmt.Fprintln(stderr, "usage: airlock tools --plugins DIR [--root NAME=DIR]... | airlock tools --broker URL [--token-file FILE]")
 		fs.PrintDefaults()
 	}
 	if code := parseFlags(fs, args); code >= 0 {
@@ -38,11 +40,12 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 	var sts []plugins.Status
 	var err error
 	if *brokerURL != "" || sf.flagSet("plugins") == "" {
-		url := *brokerURL
-		if url == "" {
-			url = defaultBroker
+		c, cerr := newV1Client(cmp.Or(*brokerURL, defaultBroker), sf.token)
+		if cerr != nil {
+			fmt.Fprintf(stderr, "airlock tools: %v\n", cerr)
+			return exitUsage
 		}
-		ds, sts, err = toolsFromBroker(ctx, url, sf.tokenFile)
+		ds, sts, err = toolsFromBroker(ctx, c)
 	} else {
 		cfg, lerr := sf.load()
 		if lerr != nil {
@@ -70,16 +73,12 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func toolsFromBroker(ctx context.Context, url, tokenFile string) ([]wire.Descriptor, []plugins.Status, error) {
-	c, err := newV1Client(url, tokenFile)
+func toolsFromBroker(ctx context.Context, c *v1client.Client) ([]wire.Descriptor, []plugins.Status, error) {
+	ds, err := c.Tools(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	ds, err := c.tools(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	sts, err := c.plugins(ctx)
+	sts, err := c.Plugins(ctx)
 	return ds, sts, err
 }
 

@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/airlock/airlock/broker/localclient"
 )
 
-// relayWindow is how many messages a host may be ahead of its slowest
+// RelayWindow is how many messages a host may be ahead of its slowest
 // view: well under the broker's (and the bare forwarder's) 256-frame view
 // queue, so the load measures relaying, not slow-consumer drops.
-const relayWindow = 32
+const RelayWindow = 32
 
 // drainTimeout bounds the wait, after a turn, for views to receive what
 // their host sent.
@@ -175,7 +175,7 @@ func (t *topology) run(ctx context.Context, until time.Time, measure bool) {
 	}
 }
 
-// send sends ordered states while every view is within relayWindow.
+// send sends ordered states while every view is within RelayWindow.
 func (s *relaySession) send(ctx context.Context, t *topology, stop <-chan struct{}, measure bool) {
 	for s.sendErr == nil {
 		select {
@@ -183,7 +183,7 @@ func (s *relaySession) send(ctx context.Context, t *topology, stop <-chan struct
 			return
 		default:
 		}
-		if !s.waitViews(s.seq+1-relayWindow, stop) {
+		if !s.waitViews(s.seq+1-RelayWindow, stop) {
 			return
 		}
 		s.seq++
@@ -231,9 +231,9 @@ func (t *topology) closeAll() {
 }
 
 // figures sums the views' and hosts' counts after close.
-func (t *topology) figures(label string, measured time.Duration) relayFigures {
+func (t *topology) figures(label string, measured time.Duration) RelayFigures {
 	var all histogram
-	f := relayFigures{Label: label}
+	f := RelayFigures{Label: label}
 	for _, s := range t.sessions {
 		f.MessagesSent += s.sent
 		f.Refusals += s.refusals
@@ -257,7 +257,7 @@ func (t *topology) figures(label string, measured time.Duration) relayFigures {
 // countClose counts a view the other end closed during the run: a
 // dropped view, by close code and reason (1013 slow-consumer is the
 // broker's).
-func (f *relayFigures) countClose(v *relayView) {
+func (f *RelayFigures) countClose(v *relayView) {
 	if !v.early {
 		return
 	}
@@ -269,14 +269,14 @@ func (f *relayFigures) countClose(v *relayView) {
 	f.Closes[fmt.Sprintf("%d %s", code, reason)]++
 }
 
-// relayFigures are one side's figures in the report.
-type relayFigures struct {
+// RelayFigures are one side's figures in the report.
+type RelayFigures struct {
 	Label               string         `json:"label"`
 	MessagesSent        int64          `json:"messagesSent"`
 	Deliveries          int64          `json:"deliveries"`
 	Seconds             float64        `json:"seconds"`
 	DeliveriesPerSecond float64        `json:"deliveriesPerSecond"`
-	LatencyMs           latencySummary `json:"latencyMs"`
+	LatencyMs           LatencySummary `json:"latencyMs"`
 	DroppedViews        int            `json:"droppedViews"`
 	Closes              map[string]int `json:"closes,omitempty"`
 	Refusals            int64          `json:"refusals"`

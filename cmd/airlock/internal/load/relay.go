@@ -1,14 +1,12 @@
-package main
+package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"math"
-	"os"
-	"os/signal"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -16,84 +14,50 @@ import (
 	relaybaseline "github.com/airlock/airlock/broker/relay/baseline"
 )
 
-// loadRelayFlags are the flags of `airlock load relay`.
-type loadRelayFlags struct {
-	*loadFlags
-	sessions, views, size int
-	baseline, noBaseline  bool
+// RelayOptions are the options of the relay workload.
+type RelayOptions struct {
+	Options
+	// Sessions is how many sessions are minted, each with one host; at
+	// least 1.
+	Sessions int
+	// Views is how many views connect to each session; at least 1.
+	Views int
+	// FrameBytes is the size of each focusNode frame, never less than
+	// the envelope itself.
+	FrameBytes int
+	// Baseline also measures a bare coder/websocket forwarder in this
+	// process, in turns with the broker.
+	Baseline bool
 }
 
-func parseLoadRelay(args []string, stderr io.Writer) (*loadRelayFlags, int) {
-	fs := newFlags("load relay", stderr)
-	f := &loadRelayFlags{loadFlags: addLoadFlags(fs)}
-	fs.IntVar(&f.sessions, "sessions", 4, "`N` sessions, each with one host")
-	fs.IntVar(&f.views, "views", 4, "`M` views per session")
-	fs.IntVar(&f.size, "size", 256, "`BYTES` of each focusNode frame (at least the envelope, about 140)")
-	fs.BoolVar(&f.baseline, "baseline", true, "measure the bare coder/websocket forwarder in the same run")
-	fs.BoolVar(&f.noBaseline, "no-baseline", false, "measure the broker alone")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock load relay [--broker URL] [--sessions N] [--views M] [-d DURATION] [--warmup DURATION]")
-		fmt.Fprintln(stderr, "         [--size BYTES] [--baseline|--no-baseline] [--json]")
-		fmt.Fprintln(stderr, "\nMints N sessions (launch origin: the broker's own), connects one host and M views to each, and in")
-		fmt.Fprintf(stderr, "turns has every host send ordered focusNode states, at most %d ahead of its slowest view, to the\n", relayWindow)
-		fmt.Fprintln(stderr, "broker and to a bare coder/websocket forwarder in this process. Reports deliveries/s, one-way latency")
-		fmt.Fprintln(stderr, "p50/p90/p99/max, dropped views (closed by the broker, 1013 slow-consumer), refusals (error messages)")
-		fmt.Fprintln(stderr, "and the ratios. See airlock load --help.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
+// errTopology refuses a relay run with nobody to relay to.
+var errTopology = errors.New("load: sessions and views must be at least 1, the frame size not negative")
+
+// Check refuses options that cannot make a run.
+func (o RelayOptions) Check() error {
+	if o.Sessions < 1 || o.Views < 1 || o.FrameBytes < 0 {
+		return errTopology
 	}
-	if code := parseFlags(fs, args); code >= 0 {
-		return nil, code
-	}
-	if fs.NArg() > 0 || f.sessions < 1 || f.views < 1 || f.size < 0 || f.check() != nil {
-		fs.Usage()
-		return nil, exitUsage
-	}
-	return f, -1
+	return o.check()
 }
 
-// runLoadRelay is `airlock load relay`.
-func runLoadRelay(args []string, stdout, stderr io.Writer) int {
-	f, code := parseLoadRelay(args, stderr)
-	if code >= 0 {
-		return code
+// Relay mints o.Sessions sessions through client (launch origin:
+// origin), connects a host and o.Views views to each, and in turns with
+// the bare forwarder has every host send ordered focusNode states, then
+// reports both. A ctx that ends cuts the run short: the report covers
+// what was measured until then.
+func Relay(ctx context.Context, client *localclient.Client, origin string, o RelayOptions) (*RelayReport, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
 	}
-	c, err := newV1Client(f.broker, f.tokenFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock load relay: %v\n", err)
-		return exitUsage
-	}
-	base, origin, err := brokerBase(c.base)
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock load relay: --broker: %v\n", err)
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, err := loadRelay(ctx, f, &localclient.Client{Base: base, Token: c.token}, origin, stderr)
-	if err != nil {
-		return fail(stderr, "load relay: %v", err)
-	}
-	if f.asJSON {
-		printJSON(stdout, rep)
-	} else {
-		rep.print(stdout)
-	}
-	return exitOK
-}
-
-// loadRelay connects both topologies, runs them in turns and builds the
-// report.
-func loadRelay(ctx context.Context, f *loadRelayFlags, client *localclient.Client, origin string, stderr io.Writer) (*relayReport, error) {
-	withBaseline := f.baseline && !f.noBaseline
 	names := []string{"airlock"}
-	if withBaseline {
+	if o.Baseline {
 		names = append(names, "baseline")
 	}
 	m := newMeter("deliveries", names...)
-	p := f.plan(withBaseline)
+	p := o.plan(o.Baseline)
 	ttl := int64(math.Ceil((2*(p.warmup+p.duration) + 5*time.Minute).Seconds()))
-	air, err := connectAirlock(ctx, client, origin, f, ttl, m)
+	air, err := connectAirlock(ctx, client, origin, o, ttl, m)
 	if err != nil {
 		return nil, err
 	}
@@ -101,18 +65,18 @@ func loadRelay(ctx context.Context, f *loadRelayFlags, client *localclient.Clien
 	sides := []side{air}
 	var bare *topology
 	var fw *relaybaseline.Forwarder
-	if withBaseline {
-		if fw, bare, err = connectBare(ctx, f, m); err != nil {
+	if o.Baseline {
+		if fw, bare, err = connectBare(ctx, o, m); err != nil {
 			return nil, err
 		}
 		defer fw.Close()
 		defer bare.close()
 		sides = append(sides, bare)
 	}
-	stopProgress := startProgress(m, stderr, f.asJSON)
+	stopProgress := startProgress(m, o.Progress)
 	measured := alternate(ctx, p, sides, m)
 	stopProgress()
-	rep := f.report(client.Base, p, ctx.Err() != nil)
+	rep := o.report(client.Base, p, ctx.Err() != nil)
 	air.close() // the figures are read once every receive loop is done
 	rep.Airlock = air.figures("airlock "+client.Base, measured[0])
 	if bare != nil {
@@ -125,18 +89,18 @@ func loadRelay(ctx context.Context, f *loadRelayFlags, client *localclient.Clien
 }
 
 // report is the report's header: what the run was asked to do.
-func (f *loadRelayFlags) report(broker string, p plan, interrupted bool) *relayReport {
-	return &relayReport{Command: "relay", Broker: broker, Sessions: f.sessions, Views: f.views,
-		FrameBytes: f.size, Window: relayWindow, runInfo: runInfo{DurationSeconds: p.duration.Seconds(),
+func (o RelayOptions) report(broker string, p plan, interrupted bool) *RelayReport {
+	return &RelayReport{Command: "relay", Broker: broker, Sessions: o.Sessions, Views: o.Views,
+		FrameBytes: o.FrameBytes, Window: RelayWindow, RunInfo: RunInfo{DurationSeconds: p.duration.Seconds(),
 			WarmupSeconds: p.warmup.Seconds(), SliceSeconds: p.slice.Seconds(), Interrupted: interrupted}}
 }
 
 // connectAirlock mints the sessions and connects their hosts and views,
 // every view of a session with the one view cookie its bootstrap set.
-func connectAirlock(ctx context.Context, client *localclient.Client, origin string, f *loadRelayFlags, ttl int64, m *meter) (*topology, error) {
-	t := newTopology(f.size, m, 0)
-	for range f.sessions {
-		if err := connectSession(ctx, t, client, origin, f.views, ttl); err != nil {
+func connectAirlock(ctx context.Context, client *localclient.Client, origin string, o RelayOptions, ttl int64, m *meter) (*topology, error) {
+	t := newTopology(o.FrameBytes, m, 0)
+	for range o.Sessions {
+		if err := connectSession(ctx, t, client, origin, o.Views, ttl); err != nil {
 			t.close()
 			return nil, err
 		}
@@ -178,13 +142,13 @@ func connectSession(ctx context.Context, t *topology, client *localclient.Client
 
 // connectBare starts the bare forwarder and connects the same topology
 // to it, one room (path) per session.
-func connectBare(ctx context.Context, f *loadRelayFlags, m *meter) (*relaybaseline.Forwarder, *topology, error) {
+func connectBare(ctx context.Context, o RelayOptions, m *meter) (*relaybaseline.Forwarder, *topology, error) {
 	fw, err := relaybaseline.Start()
 	if err != nil {
 		return nil, nil, err
 	}
-	t := newTopology(f.size, m, 1)
-	err = dialBare(ctx, fw, t, f.sessions, f.views)
+	t := newTopology(o.FrameBytes, m, 1)
+	err = dialBare(ctx, fw, t, o.Sessions, o.Views)
 	if err != nil {
 		t.close()
 		_ = fw.Close()
@@ -222,27 +186,29 @@ func dialBare(ctx context.Context, fw *relaybaseline.Forwarder, t *topology, ses
 	return nil
 }
 
-// relayReport is the report of `airlock load relay`, as printed with
-// --json.
-type relayReport struct {
+// RelayReport is the report of the relay workload; its JSON is what
+// `airlock load relay --json` prints.
+type RelayReport struct {
 	Command    string `json:"command"`
 	Broker     string `json:"broker"`
 	Sessions   int    `json:"sessions"`
 	Views      int    `json:"viewsPerSession"`
 	FrameBytes int    `json:"frameBytes"`
 	Window     int    `json:"window"`
-	runInfo
-	Airlock  relayFigures  `json:"airlock"`
-	Baseline *relayFigures `json:"baseline,omitempty"`
-	Ratios   *ratios       `json:"ratios,omitempty"`
+	RunInfo
+	Airlock  RelayFigures  `json:"airlock"`
+	Baseline *RelayFigures `json:"baseline,omitempty"`
+	Ratios   *Ratios       `json:"ratios,omitempty"`
 }
 
-func (r *relayReport) print(w io.Writer) {
+// Print is the report for a person: one table, the ratios, the dropped
+// views.
+func (r *RelayReport) Print(w io.Writer) {
 	r.printHeader(w, fmt.Sprintf("relay on %s: %d sessions × %d views, %d-byte focusNode frames, window %d",
 		r.Broker, r.Sessions, r.Views, r.FrameBytes, r.Window), r.Baseline != nil)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tdeliveries\tdeliveries/s\tp50\tp90\tp99\tmax\tdropped views\trefusals\t")
-	for name, f := range r.sides() {
+	for name, f := range r.Sides() {
 		l := f.LatencyMs
 		fmt.Fprintf(tw, "%-8s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%d\t\n", name, f.Deliveries, f.DeliveriesPerSecond,
 			fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99), fmtMs(l.Max), f.DroppedViews, f.Refusals)
@@ -253,12 +219,12 @@ func (r *relayReport) print(w io.Writer) {
 		fmt.Fprintf(w, "baseline: %s\n", r.Baseline.Label)
 		printRatios(w, "deliveries/s", r.Ratios)
 	}
-	for name, f := range r.sides() {
+	for name, f := range r.Sides() {
 		if f.DroppedViews > 0 || f.SendErrors > 0 {
 			fmt.Fprintf(w, "%s: dropped views by close %v, %d hosts failed to send (first: %s)\n", name, f.Closes, f.SendErrors, f.FirstError)
 		}
 	}
 }
 
-// sides lists the figures in print order.
-func (r *relayReport) sides() iter.Seq2[string, *relayFigures] { return sides(&r.Airlock, r.Baseline) }
+// Sides lists the figures in print order.
+func (r *RelayReport) Sides() iter.Seq2[string, *RelayFigures] { return sides(&r.Airlock, r.Baseline) }

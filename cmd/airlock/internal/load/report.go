@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"encoding/json"
@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// runInfo is how a load run was measured; both reports embed it, so its
+// RunInfo is how a load run was measured; both reports embed it, so its
 // fields stand inline in their JSON.
-type runInfo struct {
+type RunInfo struct {
 	DurationSeconds float64 `json:"durationSeconds"`
 	WarmupSeconds   float64 `json:"warmupSeconds"`
 	SliceSeconds    float64 `json:"sliceSeconds"`
@@ -19,7 +19,7 @@ type runInfo struct {
 
 // printHeader prints what was run, how it was measured, and whether
 // Ctrl-C cut it short, then a blank line.
-func (ri runInfo) printHeader(w io.Writer, what string, withBaseline bool) {
+func (ri RunInfo) printHeader(w io.Writer, what string, withBaseline bool) {
 	fmt.Fprintf(w, "%s, %s measured per side after %s warmup", what, secs(ri.DurationSeconds), secs(ri.WarmupSeconds))
 	if withBaseline {
 		fmt.Fprintf(w, ", in turns of %s", secs(ri.SliceSeconds))
@@ -42,25 +42,25 @@ func sides[F any](airlock, baseline *F) iter.Seq2[string, *F] {
 	}
 }
 
-// latencySummary is a histogram in milliseconds, the unit one reads
+// LatencySummary is a histogram in milliseconds, the unit one reads
 // beside a dashboard.
-type latencySummary struct {
+type LatencySummary struct {
 	P50 float64 `json:"p50"`
 	P90 float64 `json:"p90"`
 	P99 float64 `json:"p99"`
 	Max float64 `json:"max"`
 }
 
-func summarize(h *histogram) latencySummary {
-	return latencySummary{P50: ms(h.percentile(0.50)), P90: ms(h.percentile(0.90)),
+func summarize(h *histogram) LatencySummary {
+	return LatencySummary{P50: ms(h.percentile(0.50)), P90: ms(h.percentile(0.90)),
 		P99: ms(h.percentile(0.99)), Max: ms(h.max)}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// ratios are Airlock's figure divided by the baseline's, from one run:
+// Ratios are Airlock's figure divided by the baseline's, from one run:
 // throughput below 1 and latency above 1 mean Airlock is slower.
-type ratios struct {
+type Ratios struct {
 	Throughput float64 `json:"throughput"`
 	P50        float64 `json:"p50"`
 	P99        float64 `json:"p99"`
@@ -68,11 +68,11 @@ type ratios struct {
 
 // compare is nil unless every ratio is defined: a side with nothing
 // measured has no figure to divide by.
-func compare(airlockRate, baseRate float64, airlock, base latencySummary) *ratios {
+func compare(airlockRate, baseRate float64, airlock, base LatencySummary) *Ratios {
 	if airlockRate <= 0 || baseRate <= 0 || airlock.P50 <= 0 || base.P50 <= 0 || airlock.P99 <= 0 || base.P99 <= 0 {
 		return nil
 	}
-	return &ratios{Throughput: airlockRate / baseRate, P50: airlock.P50 / base.P50, P99: airlock.P99 / base.P99}
+	return &Ratios{Throughput: airlockRate / baseRate, P50: airlock.P50 / base.P50, P99: airlock.P99 / base.P99}
 }
 
 // rate is count per second of elapsed, zero for no time.
@@ -83,7 +83,8 @@ func rate(count int64, elapsed time.Duration) float64 {
 	return float64(count) / elapsed.Seconds()
 }
 
-func printJSON(w io.Writer, v any) {
+// PrintJSON prints a report as indented JSON.
+func PrintJSON(w io.Writer, v any) {
 	out, _ := json.MarshalIndent(v, "", "  ")
 	fmt.Fprintf(w, "%s\n", out)
 }
@@ -102,7 +103,7 @@ func fmtMs(v float64) string {
 }
 
 // printRatios is the line that answers the question of the run.
-func printRatios(w io.Writer, unit string, r *ratios) {
+func printRatios(w io.Writer, unit string, r *Ratios) {
 	if r == nil {
 		fmt.Fprintln(w, "ratio Airlock/baseline: none (a side measured nothing)")
 		return

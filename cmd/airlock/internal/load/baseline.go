@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"context"
@@ -8,53 +8,46 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/airlock/airlock/broker"
+	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/bundled"
 )
 
-// baselineChoice is what --baseline resolved to: a plugin's module and
-// the roots to mount it with, or why no baseline runs.
-type baselineChoice struct {
-	label   string // builtin:ID or the folder
-	module  []byte
-	roots   map[string]string
-	skipped string
-	// cacheDir is the broker's compilation cache, "" when it has none.
-	cacheDir string
+// Baseline is what the calls workload compares the broker with: a
+// plugin's module run with plain wazero and the roots to mount it with,
+// or why no baseline runs.
+type Baseline struct {
+	// Label is builtin:ID or the plugin's folder.
+	Label  string
+	Module []byte
+	Roots  map[string]string
+	// Skipped says why there is no baseline; "" when there is one.
+	Skipped string
+	// CacheDir is the broker's compilation cache, so a module the broker
+	// compiled is not compiled again; "" for none. The load never creates
+	// one.
+	CacheDir string
 }
 
-// brokerCacheDir is where `airlock serve` with the same settings keeps
-// its compilation cache (exec.cache_dir, else DATA/compile-cache), or ""
-// when that folder does not exist: the load never creates one.
-func brokerCacheDir(sf *settingsFlags) (string, error) {
-	cfg, err := sf.load()
-	if err != nil {
-		return "", err
-	}
-	dir := broker.CacheDir(cfg)
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return "", nil
-	}
-	return dir, nil
-}
-
-// chooseBaseline resolves --baseline. An explicit choice that cannot run
-// is an error; the default (a bundled tool's own module) is skipped with
-// a reason instead, so `airlock load calls` without flags still runs.
-func chooseBaseline(ctx context.Context, choice string, call wire.Call, roots rootsFlag, c *v1Client) (baselineChoice, error) {
+// ChooseBaseline resolves the command's --baseline: a plugin folder,
+// builtin:ID, none, or "" for the default. roots maps the names of the
+// roots the broker serves to their folders. An explicit choice that
+// cannot run is an error; the default (a bundled tool's own module) is
+// skipped with a reason instead, so `airlock load calls` without flags
+// still runs.
+func ChooseBaseline(ctx context.Context, choice string, call wire.Call, roots map[string]string, c *v1client.Client) (Baseline, error) {
 	switch {
 	case choice == "none":
-		return baselineChoice{skipped: "--baseline none"}, nil
+		return Baseline{Skipped: "--baseline none"}, nil
 	case choice == "":
 		label, why := defaultBaseline(ctx, call, c)
 		if why != "" {
-			return baselineChoice{skipped: why}, nil
+			return Baseline{Skipped: why}, nil
 		}
 		b, err := loadBaseline(label, call.Tool, roots)
 		if err != nil {
-			return baselineChoice{skipped: err.Error()}, nil
+			return Baseline{Skipped: err.Error()}, nil
 		}
 		return b, nil
 	}
@@ -63,7 +56,7 @@ func chooseBaseline(ctx context.Context, choice string, call wire.Call, roots ro
 
 // defaultBaseline is builtin:ID when the broker's descriptor is a bundled
 // plugin that declares the tool, else why there is no default.
-func defaultBaseline(ctx context.Context, call wire.Call, c *v1Client) (label, why string) {
+func defaultBaseline(ctx context.Context, call wire.Call, c *v1client.Client) (label, why string) {
 	id := call.DescriptorID
 	m, _, err := readPlugin(bundledPlugin(id))
 	if err != nil || !declares(m, call.Tool) {
@@ -72,7 +65,7 @@ func defaultBaseline(ctx context.Context, call wire.Call, c *v1Client) (label, w
 	if m.Bounds.MaxRequests > 0 {
 		return "", fmt.Sprintf("%s fetches over the network, which the plain-wazero baseline cannot do", call.Tool)
 	}
-	sts, err := c.plugins(ctx)
+	sts, err := c.Plugins(ctx)
 	if err != nil {
 		return "", fmt.Sprintf("cannot tell whether the broker's %s is the bundled one: %v", id, err)
 	}
@@ -86,7 +79,7 @@ func defaultBaseline(ctx context.Context, call wire.Call, c *v1Client) (label, w
 
 // loadBaseline reads builtin:ID or a plugin folder, checks its sha256
 // and that it declares tool, and maps the roots its bounds name.
-func loadBaseline(label, tool string, roots rootsFlag) (baselineChoice, error) {
+func loadBaseline(label, tool string, roots map[string]string) (Baseline, error) {
 	var fsys fs.FS
 	if id, ok := strings.CutPrefix(label, "builtin:"); ok {
 		fsys = bundledPlugin(id)
@@ -95,20 +88,20 @@ func loadBaseline(label, tool string, roots rootsFlag) (baselineChoice, error) {
 	}
 	m, module, err := readPlugin(fsys)
 	if err != nil {
-		return baselineChoice{}, fmt.Errorf("--baseline %s: %w", label, err)
+		return Baseline{}, fmt.Errorf("--baseline %s: %w", label, err)
 	}
 	if !declares(m, tool) {
-		return baselineChoice{}, fmt.Errorf("--baseline %s: the plugin does not declare %s", label, tool)
+		return Baseline{}, fmt.Errorf("--baseline %s: the plugin does not declare %s", label, tool)
 	}
 	mapped := map[string]string{}
 	for _, name := range m.Bounds.Roots {
 		dir, ok := roots[name]
 		if !ok {
-			return baselineChoice{}, fmt.Errorf("the %s baseline needs the folder the broker serves as its %q root: add --root %s=DIR", label, name, name)
+			return Baseline{}, fmt.Errorf("the %s baseline needs the folder the broker serves as its %q root: add --root %s=DIR", label, name, name)
 		}
 		mapped[name] = dir
 	}
-	return baselineChoice{label: label, module: module, roots: mapped}, nil
+	return Baseline{Label: label, Module: module, Roots: mapped}, nil
 }
 
 // bundledPlugin is the folder of a plugin embedded in this binary (an

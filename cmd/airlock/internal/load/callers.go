@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/executors/baseline"
 	"github.com/airlock/airlock/executors/wire"
 )
@@ -14,7 +15,7 @@ import (
 // ("ok", a rule id, "failed"), or "" with the error when no answer came.
 type callOp func(ctx context.Context, w int) (outcome string, err error)
 
-// callers is a side of `load calls`: a fixed number of closed-loop
+// callers is a side of the calls workload: a fixed number of closed-loop
 // callers, each starting its next call when the last one ends.
 type callers struct {
 	op      callOp
@@ -56,13 +57,13 @@ func (c *callers) loop(ctx context.Context, w int, until time.Time, measure bool
 // brokerOp posts the call through the v1 client, each with its own
 // callId (unique per caller and call, for the broker's logs). Caller w
 // only ever touches seq[w].
-func brokerOp(c *v1Client, call wire.Call, callers int) callOp {
+func brokerOp(c *v1client.Client, call wire.Call, callers int) callOp {
 	prefix, seq := call.CallID+"_", make([]int64, callers)
 	return func(ctx context.Context, w int) (string, error) {
 		seq[w]++
 		one := call
 		one.CallID = prefix + strconv.Itoa(w) + "_" + strconv.FormatInt(seq[w], 10)
-		a, _, err := c.call(ctx, one)
+		a, _, err := c.Call(ctx, one)
 		switch {
 		case err != nil:
 			return "", err

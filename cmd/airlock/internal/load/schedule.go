@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"context"
@@ -116,10 +116,10 @@ func (m *meter) line(age, since time.Duration, last []int64) string {
 	return s
 }
 
-// startProgress runs the progress line unless quiet, and returns how to
-// stop it.
-func startProgress(m *meter, w io.Writer, quiet bool) (stop func()) {
-	if quiet {
+// startProgress runs the progress line unless w is nil, and returns how
+// to stop it.
+func startProgress(m *meter, w io.Writer) (stop func()) {
+	if w == nil {
 		return func() {}
 	}
 	stopc, done := make(chan struct{}), make(chan struct{})

@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"maps"
@@ -48,13 +48,13 @@ func (t *tally) merge(o *tally) {
 	}
 }
 
-// callsFigures are one side's figures in the report.
-type callsFigures struct {
+// CallsFigures are one side's figures in the report.
+type CallsFigures struct {
 	Label           string           `json:"label"`
 	Calls           int64            `json:"calls"`
 	Seconds         float64          `json:"seconds"`
 	CallsPerSecond  float64          `json:"callsPerSecond"`
-	LatencyMs       latencySummary   `json:"latencyMs"`
+	LatencyMs       LatencySummary   `json:"latencyMs"`
 	Outcomes        map[string]int64 `json:"outcomes"`
 	TransportErrors int64            `json:"transportErrors"`
 	FirstError      string           `json:"firstError,omitempty"`
@@ -62,18 +62,18 @@ type callsFigures struct {
 
 // sumTallies sums the callers' tallies over the measured time. Calls are
 // the answered ones, whatever the answer; transport errors are apart.
-func sumTallies(label string, tallies []tally, measured time.Duration) callsFigures {
+func sumTallies(label string, tallies []tally, measured time.Duration) CallsFigures {
 	var all tally
 	for i := range tallies {
 		all.merge(&tallies[i])
 	}
 	calls := int64(all.lat.n)
-	return callsFigures{Label: label, Calls: calls, Seconds: measured.Seconds(),
+	return CallsFigures{Label: label, Calls: calls, Seconds: measured.Seconds(),
 		CallsPerSecond: rate(calls, measured), LatencyMs: summarize(&all.lat),
 		Outcomes: maps.Clone(all.outcomes), TransportErrors: all.errors, FirstError: all.firstErr}
 }
 
-// allOK reports whether every call was answered ok.
-func (f *callsFigures) allOK() bool {
+// AllOK reports whether every call was answered ok.
+func (f *CallsFigures) AllOK() bool {
 	return f.TransportErrors == 0 && len(f.Outcomes) == 1 && f.Outcomes["ok"] == f.Calls
 }

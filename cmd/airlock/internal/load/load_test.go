@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 )
 
 // Unit tests of the load tool's measuring and reporting; the end-to-end
-// runs against a real broker are in load_e2e_test.go.
+// runs against a real broker are in cmd/airlock/load_e2e_test.go.
 
 func TestHistogramBuckets(t *testing.T) {
 	prev := -1
@@ -120,24 +120,24 @@ func TestTallyFigures(t *testing.T) {
 	if f.FirstError != "broker unreachable" {
 		t.Fatalf("first error %q", f.FirstError)
 	}
-	if f.allOK() {
+	if f.AllOK() {
 		t.Fatal("allOK with refusals")
 	}
 	ok := sumTallies("y", []tally{{}}, time.Second)
 	ok.Outcomes, ok.Calls = map[string]int64{"ok": 3}, 3
-	if !ok.allOK() {
-		t.Fatal("not allOK")
+	if !ok.AllOK() {
+		t.Fatal("not AllOK")
 	}
 }
 
 func TestCompare(t *testing.T) {
-	a := latencySummary{P50: 2, P99: 9}
-	b := latencySummary{P50: 1, P99: 3}
+	a := LatencySummary{P50: 2, P99: 9}
+	b := LatencySummary{P50: 1, P99: 3}
 	r := compare(50, 100, a, b)
 	if r == nil || r.Throughput != 0.5 || r.P50 != 2 || r.P99 != 3 {
 		t.Fatalf("%+v", r)
 	}
-	if compare(50, 0, a, b) != nil || compare(50, 100, a, latencySummary{}) != nil {
+	if compare(50, 0, a, b) != nil || compare(50, 100, a, LatencySummary{}) != nil {
 		t.Fatal("a ratio to nothing")
 	}
 	if rate(10, 0) != 0 || rate(10, 2*time.Second) != 5 {
@@ -224,15 +224,15 @@ func TestMeterLine(t *testing.T) {
 }
 
 func TestCallsReportPrint(t *testing.T) {
-	base := callsFigures{Label: "plain wazero builtin:notes", Calls: 10, CallsPerSecond: 5,
-		LatencyMs: latencySummary{P50: 1, P90: 2, P99: 4, Max: 8}, Outcomes: map[string]int64{"ok": 10}}
-	r := &callsReport{Tool: "read_notes", Broker: "http://127.0.0.1:1", DescriptorID: "notes", Concurrency: 4,
-		runInfo: runInfo{DurationSeconds: 10, WarmupSeconds: 1, SliceSeconds: 2}, Baseline: &base,
-		Airlock: callsFigures{Calls: 50, CallsPerSecond: 25, LatencyMs: latencySummary{P50: 0.5, P90: 1, P99: 2, Max: 3},
+	base := CallsFigures{Label: "plain wazero builtin:notes", Calls: 10, CallsPerSecond: 5,
+		LatencyMs: LatencySummary{P50: 1, P90: 2, P99: 4, Max: 8}, Outcomes: map[string]int64{"ok": 10}}
+	r := &CallsReport{Tool: "read_notes", Broker: "http://127.0.0.1:1", DescriptorID: "notes", Concurrency: 4,
+		RunInfo: RunInfo{DurationSeconds: 10, WarmupSeconds: 1, SliceSeconds: 2}, Baseline: &base,
+		Airlock: CallsFigures{Calls: 50, CallsPerSecond: 25, LatencyMs: LatencySummary{P50: 0.5, P90: 1, P99: 2, Max: 3},
 			Outcomes: map[string]int64{"ok": 49, "overloaded": 1}}}
 	r.Ratios = compare(25, 5, r.Airlock.LatencyMs, base.LatencyMs)
 	var out bytes.Buffer
-	r.print(&out)
+	r.Print(&out)
 	for _, want := range []string{"read_notes on http://127.0.0.1:1 (descriptor notes), 4 callers, 10s measured per side after 1s warmup, in turns of 2s",
 		"ratio Airlock/baseline: calls/s 5×   p50 0.5×   p99 0.5×", `airlock outcomes: {"ok":49,"overloaded":1}`,
 		"baseline: plain wazero builtin:notes", "note: not every call was answered ok", "500µs", "8.00ms"} {
@@ -241,7 +241,7 @@ func TestCallsReportPrint(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	printJSON(&js, r)
+	PrintJSON(&js, r)
 	var back map[string]any
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,186 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"github.com/airlock/airlock/broker/v1client"
+	"github.com/airlock/airlock/executors/baseline"
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// callTimeout bounds one call of the load, so a stuck broker ends the
+// run with transport errors instead of hanging it.
+const callTimeout = time.Minute
+
+// CallsOptions are the options of the calls workload.
+type CallsOptions struct {
+	Options
+	// Concurrency is the callers in parallel on each side, at least 1.
+	Concurrency int
+	// Reuse has each baseline caller reuse one reactor instance instead
+	// of a fresh one per call.
+	Reuse bool
+}
+
+// errConcurrency refuses a calls run without callers.
+var errConcurrency = errors.New("load: the concurrency must be at least 1")
+
+// Check refuses options that cannot make a run.
+func (o CallsOptions) Check() error {
+	if o.Concurrency < 1 {
+		return errConcurrency
+	}
+	return o.check()
+}
+
+// KeepAlive gives c a transport that keeps one idle connection per caller
+// (the default keeps two), so every call reuses a connection, and bounds
+// each request by callTimeout. Close the transport's idle connections
+// when the run is done.
+func KeepAlive(c *v1client.Client, callers int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = callers
+	t.MaxIdleConns = max(t.MaxIdleConns, callers)
+	c.HTTP = &http.Client{Transport: t, Timeout: callTimeout}
+	return t
+}
+
+// Calls posts call through c from o.Concurrency callers and, in turns,
+// runs the baseline b (compiled first) at the same concurrency, then
+// reports both. A ctx that ends cuts the run short: the report covers
+// what was measured until then.
+func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, o CallsOptions) (*CallsReport, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	rep := &CallsReport{Command: "calls", Broker: c.Base, Tool: call.Tool, DescriptorID: call.DescriptorID,
+		Concurrency: o.Concurrency, BaselineSkipped: b.Skipped,
+		RunInfo: RunInfo{DurationSeconds: o.Duration.Seconds(), WarmupSeconds: o.Warmup.Seconds()}}
+	runner, err := startBaseline(ctx, b, o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{"airlock"}
+	if runner != nil {
+		defer runner.Close(context.WithoutCancel(ctx))
+		names = append(names, "baseline")
+	}
+	m := newMeter("calls", names...)
+	air := newCallers(o.Concurrency, brokerOp(c, call, o.Concurrency), m, 0)
+	sides := []side{air}
+	var base *callers
+	if runner != nil {
+		op, closeInstances := baselineOp(runner, call.Tool, call.Args, o.Reuse, o.Concurrency)
+		defer closeInstances(context.WithoutCancel(ctx))
+		base = newCallers(o.Concurrency, op, m, 1)
+		sides = append(sides, base)
+	}
+	p := o.plan(runner != nil)
+	rep.SliceSeconds = p.slice.Seconds()
+	stopProgress := startProgress(m, o.Progress)
+	measured := alternate(ctx, p, sides, m)
+	stopProgress()
+	rep.Interrupted = ctx.Err() != nil
+	rep.Airlock = sumTallies("airlock "+c.Base, air.tallies, measured[0])
+	if runner != nil {
+		bf := sumTallies(baselineLabel(b.Label, runner.Style(), o.Reuse), base.tallies, measured[1])
+		rep.Baseline = &bf
+		rep.Ratios = compare(rep.Airlock.CallsPerSecond, bf.CallsPerSecond, rep.Airlock.LatencyMs, bf.LatencyMs)
+	}
+	return rep, nil
+}
+
+// startBaseline compiles the baseline's module, or says why there is
+// none; nil without an error means no baseline.
+func startBaseline(ctx context.Context, b Baseline, progress io.Writer) (*baseline.Runner, error) {
+	if b.Skipped != "" {
+		if progress != nil {
+			fmt.Fprintf(progress, "airlock load calls: no baseline: %s\n", b.Skipped)
+		}
+		return nil, nil
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "airlock load calls: compiling the baseline module (%s)…\n", b.Label)
+	}
+	return baseline.New(ctx, b.Module, baseline.Options{Roots: b.Roots, CacheDir: b.CacheDir})
+}
+
+// baselineLabel says what the baseline ran and how.
+func baselineLabel(label string, style baseline.Style, reuse bool) string {
+	mode := "fresh instance per call"
+	switch {
+	case style == baseline.Command:
+		mode = "command, instance per call"
+	case reuse:
+		mode = "one reused instance per caller"
+	}
+	return fmt.Sprintf("plain wazero %s (%s, %s)", label, style, mode)
+}
+
+// CallsReport is the report of the calls workload; its JSON is what
+// `airlock load calls --json` prints.
+type CallsReport struct {
+	Command      string `json:"command"`
+	Broker       string `json:"broker"`
+	Tool         string `json:"tool"`
+	DescriptorID string `json:"descriptorId"`
+	Concurrency  int    `json:"concurrency"`
+	RunInfo
+	Airlock         CallsFigures  `json:"airlock"`
+	Baseline        *CallsFigures `json:"baseline,omitempty"`
+	BaselineSkipped string        `json:"baselineSkipped,omitempty"`
+	Ratios          *Ratios       `json:"ratios,omitempty"`
+}
+
+// Print is the report for a person: one table, the ratios, the outcomes.
+func (r *CallsReport) Print(w io.Writer) {
+	r.printHeader(w, fmt.Sprintf("%s on %s (descriptor %s), %d callers", r.Tool, r.Broker, r.DescriptorID, r.Concurrency),
+		r.Baseline != nil)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tcalls\tcalls/s\tp50\tp90\tp99\tmax\t")
+	for name, f := range r.Sides() {
+		l := f.LatencyMs
+		fmt.Fprintf(tw, "%-8s\t%d\t%.1f\t%s\t%s\t%s\t%s\t\n", name, f.Calls, f.CallsPerSecond,
+			fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99), fmtMs(l.Max))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if r.Baseline == nil {
+		fmt.Fprintf(w, "no baseline: %s\n", r.BaselineSkipped)
+	} else {
+		fmt.Fprintf(w, "baseline: %s\n", r.Baseline.Label)
+		printRatios(w, "calls/s", r.Ratios)
+		if !r.Airlock.AllOK() || !r.Baseline.AllOK() {
+			fmt.Fprintln(w, "note: not every call was answered ok, so the two sides did not do the same work")
+		}
+	}
+	for name, f := range r.Sides() {
+		printOutcomes(w, name, f)
+	}
+}
+
+// Sides lists the figures in print order.
+func (r *CallsReport) Sides() iter.Seq2[string, *CallsFigures] { return sides(&r.Airlock, r.Baseline) }
+
+// printOutcomes lists each outcome, then the calls that got no answer.
+func printOutcomes(w io.Writer, name string, f *CallsFigures) {
+	out, _ := json.Marshal(f.Outcomes)
+	fmt.Fprintf(w, "%s outcomes: %s", name, out)
+	if f.TransportErrors > 0 {
+		fmt.Fprintf(w, ", %d transport errors (first: %s)", f.TransportErrors, f.FirstError)
+	} else if f.FirstError != "" {
+		fmt.Fprintf(w, " (first failure: %s)", f.FirstError)
+	}
+	fmt.Fprintln(w)
+}
+
+// secs prints a whole or fractional number of seconds as a duration.
+func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }

@@ -1,0 +1,94 @@
+package secret
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func writeSecret(t *testing.T, content string, mode os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReadFromEnvironment(t *testing.T) {
+	for name, c := range map[string]struct {
+		env  []string
+		want string
+	}{
+		"seed name":            {[]string{"TENSORVIZ_LOCAL_TOKEN=seed"}, "seed"},
+		"airlock name":         {[]string{"AIRLOCK_LOCAL_TOKEN=own"}, "own"},
+		"both: airlock wins":   {[]string{"AIRLOCK_LOCAL_TOKEN=own", "TENSORVIZ_LOCAL_TOKEN=seed"}, "own"},
+		"empty is unset":       {[]string{"AIRLOCK_LOCAL_TOKEN=", "TENSORVIZ_LOCAL_TOKEN=seed"}, "seed"},
+		"last occurrence wins": {[]string{"TENSORVIZ_LOCAL_TOKEN=a", "TENSORVIZ_LOCAL_TOKEN=b"}, "b"},
+		"a longer name is not": {[]string{"TENSORVIZ_LOCAL_TOKENX=x", "TENSORVIZ_LOCAL_TOKEN=t"}, "t"},
+	} {
+		got, err := LaunchToken.Read(c.env, "")
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q %v, want %q", name, got, err, c.want)
+		}
+	}
+}
+
+func TestReadFromFile(t *testing.T) {
+	path := writeSecret(t, "vbx_secret\n", 0o600)
+	read, err := Bearer.Lookup(nil, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); err != nil || got != "vbx_secret" {
+		t.Fatalf("%q %v", got, err)
+	}
+	// The file is read again on every call: a replaced bearer is seen.
+	if err := os.WriteFile(path, []byte("vbx_new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := read(); got != "vbx_new" {
+		t.Fatalf("not re-read: %q", got)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	open := writeSecret(t, "tok", 0o640)
+	empty := writeSecret(t, " \n", 0o600)
+	closed := writeSecret(t, "tok", 0o600)
+	for name, c := range map[string]struct {
+		src  Source
+		env  []string
+		file string
+		kind error
+		want string
+	}{
+		"neither token": {LaunchToken, nil, "", ErrMissing, "set TENSORVIZ_LOCAL_TOKEN (or AIRLOCK_LOCAL_TOKEN) or give --token-file"},
+		"neither bearer": {Bearer, []string{"AIRLOCK_BEARER="}, "", ErrMissing,
+			"set AIRLOCK_BEARER or give --bearer-file (the bearer `airlock pair add` printed)"},
+		"both":       {Bearer, []string{"AIRLOCK_BEARER=x"}, closed, ErrTwice, "give the bearer once: AIRLOCK_BEARER or --bearer-file, not both"},
+		"open file":  {LaunchToken, nil, open, ErrFile, "chmod 600"},
+		"empty file": {LaunchToken, nil, empty, ErrFile, "the launch token file is empty"},
+		"no file":    {LaunchToken, nil, filepath.Join(t.TempDir(), "nope"), os.ErrNotExist, "no such file"},
+	} {
+		v, err := c.src.Read(c.env, c.file)
+		if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.want) || v != "" {
+			t.Errorf("%s: %q %v; want %v saying %q", name, v, err, c.kind, c.want)
+		}
+	}
+}
+
+func TestFlagUsage(t *testing.T) {
+	if got := LaunchToken.FlagUsage(); got != "read the launch token from `FILE` (else TENSORVIZ_LOCAL_TOKEN)" {
+		t.Error(got)
+	}
+}
