@@ -23,6 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/pairing"
@@ -151,11 +152,11 @@ func (c *Channel) Close(ctx context.Context) error {
 		c.closed, c.draining = true, true
 		for _, s := range c.slotsInOrder() {
 			if p := s.peer.Load(); p != nil {
-				c.kick(p, websocket.StatusGoingAway, ReasonGoingAway)
+				c.kick(p, websocket.StatusGoingAway, link.ReasonGoingAway)
 			}
 		}
 		for conn := range c.conns {
-			c.background(func() { _ = conn.Close(websocket.StatusGoingAway, ReasonGoingAway) })
+			c.background(func() { _ = conn.Close(websocket.StatusGoingAway, link.ReasonGoingAway) })
 		}
 		c.mu.Unlock()
 		if c.watcher != nil {
@@ -194,7 +195,7 @@ func (c *Channel) Reload() error {
 	c.set.Store(set)
 	for _, p := range c.applyPairings(set, err == nil) {
 		c.log.Info("pairing revoked: connection closed", "executor", p.executor())
-		c.kick(p, websocket.StatusPolicyViolation, ReasonBearerRefused)
+		c.kick(p, websocket.StatusPolicyViolation, link.ReasonBearerRefused)
 	}
 	c.rebuild()
 	if err != nil {
@@ -267,7 +268,7 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 		return // not a WebSocket upgrade; Accept answered it
 	}
 	if !c.track(conn) {
-		_ = conn.Close(websocket.StatusGoingAway, ReasonGoingAway)
+		_ = conn.Close(websocket.StatusGoingAway, link.ReasonGoingAway)
 		return
 	}
 	defer c.untrack(conn)
@@ -289,7 +290,6 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 func (c *Channel) run(conn *websocket.Conn, id identity) {
 	p := &peer{identity: id, conn: conn}
 	p.door = NewDoor(id.kind, p, DoorOptions{MaxInflight: c.opts.Config.MaxInflight, Metrics: c.m, Logger: c.log})
-	conn.SetReadLimit(-1) // readFrame bounds frames and survives oversized ones
 	if code, reason := c.attach(p); reason != "" {
 		if code == websocket.StatusPolicyViolation {
 			c.refuse(conn, reason)
@@ -300,7 +300,7 @@ func (c *Channel) run(conn *websocket.Conn, id identity) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pinged := make(chan struct{})
-	go func() { defer close(pinged); Keepalive(ctx, conn) }()
+	go func() { defer close(pinged); link.Keepalive(ctx, conn) }()
 	watched := make(chan struct{})
 	go func() { defer close(watched); c.watchSession(ctx, p) }()
 	err := c.readLoop(p)
@@ -327,7 +327,7 @@ func (c *Channel) watchSession(ctx context.Context, p *peer) {
 	case <-ctx.Done():
 	case <-p.sessionEnded:
 		c.mu.Lock()
-		c.kick(p, StatusSessionExpired, ReasonSessionExpired)
+		c.kick(p, link.StatusSessionExpired, link.ReasonSessionExpired)
 		c.mu.Unlock()
 		c.log.Info("page closed: its session ended", "executor", p.executor())
 	}
@@ -337,9 +337,9 @@ func (c *Channel) watchSession(ctx context.Context, p *peer) {
 // or an answer. It returns the error that ended the connection.
 func (c *Channel) readLoop(p *peer) error {
 	for {
-		data, err := readFrame(p.conn, maxFrameBytes)
+		data, err := link.ReadFrame(p.conn, maxFrameBytes)
 		switch {
-		case errors.Is(err, errFrameDiscarded):
+		case errors.Is(err, link.ErrFrameDiscarded):
 			c.m.ChannelFramesRejected.WithLabelValues(string(wire.Malformed)).Inc()
 			c.log.Warn("channel frame rejected", "peer", string(p.kind), "reason", "binary or oversized")
 		case err != nil:
@@ -364,12 +364,12 @@ func (c *Channel) attach(p *peer) (websocket.StatusCode, string) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return websocket.StatusGoingAway, ReasonGoingAway
+		return websocket.StatusGoingAway, link.ReasonGoingAway
 	}
 	s := c.slotOf(p.identity)
 	if s == nil || (p.kind == Machine && !c.pairings().Has(p.name, p.digest)) {
 		c.mu.Unlock()
-		return websocket.StatusPolicyViolation, ReasonBearerRefused
+		return websocket.StatusPolicyViolation, link.ReasonBearerRefused
 	}
 	p.slot = s
 	old := s.peer.Swap(p)
@@ -389,9 +389,9 @@ func (c *Channel) attach(p *peer) (websocket.StatusCode, string) {
 
 func replacedReason(k Kind) string {
 	if k == Page {
-		return ReasonPageReplaced
+		return link.ReasonPageReplaced
 	}
-	return ReasonEnvironmentReplaced
+	return link.ReasonEnvironmentReplaced
 }
 
 // release detaches p once, under c.mu: it is no longer its slot's
