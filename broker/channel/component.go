@@ -1,7 +1,7 @@
 // Package channel is the broker's executor channel: the /channel and
 // /local/channel WebSocket endpoints, their authentication (a loopback
-// browser page, or a paired environment's bearer hello), the door that
-// sends calls to a peer and settles each exactly once, and the routing
+// browser page, or a paired environment's bearer hello), the remote that
+// sends calls to a connected peer and settles each exactly once, and the routing
 // source that sends calls for a peer's descriptors to it.
 //
 // The page and each pairing are slots: a remembered catalog and at most
@@ -289,7 +289,7 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 // ends, then releases it: its calls settle closed.
 func (c *Channel) run(conn *websocket.Conn, id identity) {
 	p := &peer{identity: id, conn: conn}
-	p.door = NewDoor(id.kind, p, DoorOptions{MaxInflight: c.opts.Config.MaxInflight, Metrics: c.m, Logger: c.log})
+	p.remote = NewRemote(id.kind, p, RemoteOptions{MaxInflight: c.opts.Config.MaxInflight, Metrics: c.m, Logger: c.log})
 	if code, reason := c.attach(p); reason != "" {
 		if code == websocket.StatusPolicyViolation {
 			c.refuse(conn, reason)
@@ -352,7 +352,7 @@ func (c *Channel) readLoop(p *peer) error {
 				c.control(p, data)
 				continue
 			}
-			_ = p.door.take(a, err)
+			_ = p.remote.take(a, err)
 		}
 	}
 }
@@ -404,7 +404,7 @@ func (c *Channel) release(p *peer) {
 		if p.slot.peer.CompareAndSwap(p, nil) && p.kind == Page {
 			c.forget(p.slot)
 		}
-		p.door.Abandon()
+		p.remote.Abandon()
 		c.m.ChannelPeers.WithLabelValues(string(p.kind)).Dec()
 		c.m.WSConnections.WithLabelValues("channel", string(p.kind)).Dec()
 	})
@@ -481,7 +481,7 @@ func (c *Channel) Stats() Stats {
 	for _, s := range c.slotsInOrder() {
 		if p := s.peer.Load(); p != nil {
 			st.Peers++
-			st.Pending += p.door.Pending()
+			st.Pending += p.remote.Pending()
 		}
 	}
 	return st

@@ -2,14 +2,14 @@ package channel
 
 import "errors"
 
-// Sentinel errors of the channel. Door.Answer returns them so a caller (or
+// Sentinel errors of the channel. Remote.Answer returns them so a caller (or
 // a test) can tell why a frame settled nothing; they never reach a wire
 // message, which uses rule ids.
 var (
 	// ErrFrameRejected is an answer frame that failed wire.ParseAnswer.
 	ErrFrameRejected = errors.New("channel: answer frame rejected")
 	// ErrUnknownCall is a valid answer whose callId names no call this
-	// door is waiting for: never sent, already settled, or another peer's.
+	// remote is waiting for: never sent, already settled, or another peer's.
 	ErrUnknownCall = errors.New("channel: answer for an unknown call")
 	// ErrClosed is returned by Reload after Close.
 	ErrClosed = errors.New("channel: closed")

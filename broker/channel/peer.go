@@ -35,14 +35,14 @@ func (id identity) executor() string {
 	return "machine:" + id.name
 }
 
-// peer is one authenticated connection: the Link of its door.
+// peer is one authenticated connection: the Link of its remote.
 type peer struct {
 	identity
-	slot  *slot // where calls find it; set before it is published
-	conn  *websocket.Conn
-	door  *Door
-	gone  atomic.Bool
-	leave sync.Once
+	slot   *slot // where calls find it; set before it is published
+	conn   *websocket.Conn
+	remote *Remote
+	gone   atomic.Bool
+	leave  sync.Once
 }
 
 // Connected reports whether the connection is still the peer's.
