@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/bundled"
@@ -33,7 +32,7 @@ func brokerCacheDir(sf *settingsFlags) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := broker.CacheDir(cfg)
+	dir := plugins.CacheDir(cfg)
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return "", nil
 	}
