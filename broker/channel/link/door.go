@@ -5,7 +5,8 @@
 //
 // It imports only the standard library, coder/websocket and
 // executors/wire, so an environment builds none of the broker's server
-// (routing, pairings, configuration, metrics); a test asserts it.
+// (routing, pairings, configuration, metrics); envclient's
+// TestEnvPathImports asserts it.
 package link
 
 import (
