@@ -1,8 +1,9 @@
 // Package channel is the broker's executor channel: the /channel and
 // /local/channel WebSocket endpoints, their authentication (a loopback
 // browser page, or a paired environment's bearer hello), the remote that
-// sends calls to a connected peer and settles each exactly once, and the routing
-// source that sends calls for a peer's descriptors to it.
+// sends calls to a connected peer and settles each exactly once, and the
+// routing source that sends calls for a peer's descriptors to it. What the
+// environment's end shares with it is in package link.
 //
 // The page and each pairing are slots: a remembered catalog and at most
 // one live connection. Calls are routed by remembered catalogs, so a
