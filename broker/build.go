@@ -3,8 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
 
 	"github.com/airlock/airlock/broker/calls"
@@ -12,10 +10,8 @@ import (
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/session"
 	"github.com/airlock/airlock/config"
-	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/metrics"
 	"github.com/airlock/airlock/plugins"
-	"github.com/airlock/airlock/plugins/bundled"
 )
 
 // BuildOptions are what a whole broker is assembled from.
@@ -38,7 +34,7 @@ type Broker struct {
 	// Channel is the executor channel: /channel, the page executor and the
 	// paired environments.
 	Channel *channel.Channel
-	runtime *executors.Runtime
+	local   *plugins.Executors
 	logger  *slog.Logger
 }
 
@@ -47,11 +43,12 @@ type Broker struct {
 // and its API, the session broker and the executor channel.
 func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	cfg := o.Config
-	rt, table, cat, err := Executors(ctx, cfg, o.Logger, o.Metrics, true)
+	local, err := plugins.Open(ctx, cfg, o.Logger, o.Metrics, true)
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{Catalog: cat, runtime: rt, logger: o.Logger}
+	table, cat := local.Table, local.Catalog
+	b := &Broker{Catalog: cat, local: local, logger: o.Logger}
 	b.Router = calls.NewRouter(o.Metrics, o.Logger, calls.Local{Table: table})
 	components := []Component{calls.NewAPI(b.Router, o.Token, o.Metrics, func() any { return cat.Statuses() })}
 	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics})
@@ -65,47 +62,6 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	components = append(components, ch)
 	b.Server = New(Options{Config: cfg, Logger: o.Logger, Metrics: o.Metrics, Components: components})
 	return b, nil
-}
-
-// Executors builds the wazero runtime, the table of admitted programs and
-// the catalog that fills it, scanned once and then, when watch is set,
-// watched. `airlock serve`, `airlock env` and `airlock tools` all admit
-// tools this way.
-func Executors(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *metrics.Registry, watch bool) (*executors.Runtime, *executors.Table, *plugins.Catalog, error) {
-	if err := CheckData(cfg, false, logger); err != nil {
-		return nil, nil, nil, fmt.Errorf("broker: %w", err)
-	}
-	rt, err := executors.NewRuntime(ctx, executors.Config{
-		CacheDir:       CacheDir(cfg),
-		Roots:          cfg.Roots,
-		MaxConcurrent:  cfg.Exec.MaxConcurrent,
-		MaxFetchBytes:  cfg.Exec.MaxFetchBytes,
-		MaxStderrBytes: cfg.Exec.MaxStderrBytes,
-		PoolSize:       cfg.Exec.PoolSize,
-		Logger:         logger,
-	})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("broker: executors: %w", err)
-	}
-	table := executors.NewTable()
-	var builtin fs.FS
-	if !cfg.NoBuiltin {
-		builtin = bundled.Plugins()
-	}
-	cat, err := plugins.New(plugins.Options{Runtime: rt, Table: table, Dir: cfg.Plugins, Builtin: builtin, Logger: logger, Metrics: reg})
-	if err != nil {
-		_ = rt.Close(ctx)
-		return nil, nil, nil, err
-	}
-	cat.Scan(ctx)
-	if !watch {
-		return rt, table, cat, nil
-	}
-	if err := cat.Watch(ctx); err != nil {
-		_ = rt.Close(ctx)
-		return nil, nil, nil, err
-	}
-	return rt, table, cat, nil
 }
 
 // Reload rescans plugins and pairings (SIGHUP).
@@ -130,7 +86,5 @@ func (b *Broker) AdmittedCount() int {
 // Close drains and stops the broker within ctx: the server first (new
 // calls refused, calls in flight finish), then the plugins and the runtime.
 func (b *Broker) Close(ctx context.Context) error {
-	err := b.Server.Shutdown(ctx)
-	err = errors.Join(err, b.Catalog.Close(ctx))
-	return errors.Join(err, b.runtime.Close(ctx))
+	return errors.Join(b.Server.Shutdown(ctx), b.local.Close(ctx))
 }

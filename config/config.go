@@ -94,7 +94,8 @@ type Local struct {
 	MaxViewsPerSession        int  `koanf:"max_views_per_session"`
 }
 
-// Channel configures /channel and the executor doors.
+// Channel configures /channel, at both ends: the broker, and `airlock env`
+// (whose in-flight bound is MaxInflight too).
 type Channel struct {
 	HelloBoundMs int  `koanf:"hello_bound_ms"`
 	LoopbackAuth bool `koanf:"loopback_auth"`

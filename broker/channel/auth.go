@@ -7,6 +7,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/internal/httpx"
 )
 
@@ -34,17 +35,17 @@ func (c *Channel) authenticate(r *http.Request, conn *websocket.Conn) verdict {
 	}
 	origin, one := httpx.OneOrigin(r)
 	if !one || !httpx.LoopbackOrigin(origin, c.localPort(r)) || !loopbackPeer(r) {
-		return refused(ReasonUnauthenticated)
+		return refused(link.ReasonUnauthenticated)
 	}
 	if !c.opts.Config.LoopbackAuth {
 		return verdict{id: identity{kind: Page}}
 	}
 	if c.opts.ViewSession == nil {
-		return refused(ReasonUnauthenticated)
+		return refused(link.ReasonUnauthenticated)
 	}
 	ended, ok := c.opts.ViewSession(r)
 	if !ok {
-		return refused(ReasonUnauthenticated)
+		return refused(link.ReasonUnauthenticated)
 	}
 	return verdict{id: identity{kind: Page, sessionEnded: ended}}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/executors/wire"
 )
@@ -47,30 +48,30 @@ func TestAuthenticationAttacks(t *testing.T) {
 		reason string
 		wait   bool // send the frames only after the hello bound has fired
 	}{
-		{name: "no hello", reason: channel.ReasonUnauthenticated},
-		{name: "late hello", frames: [][]byte{wire.HelloFrame(bearer)}, wait: true, reason: channel.ReasonUnauthenticated},
-		{name: "malformed hello", frames: [][]byte{[]byte(`{"type":"hello","role":"environment","bearer":`)}, reason: channel.ReasonUnauthenticated},
-		{name: "not an object", frames: [][]byte{[]byte(`"` + bearer + `"`)}, reason: channel.ReasonUnauthenticated},
-		{name: "wrong role", frames: [][]byte{hello(`"role":"page","bearer":"` + bearer + `"`)}, reason: channel.ReasonUnauthenticated},
-		{name: "missing role", frames: [][]byte{hello(`"bearer":"` + bearer + `"`)}, reason: channel.ReasonUnauthenticated},
-		{name: "extra keys", frames: [][]byte{hello(validFields + `,"grant":"everything"`)}, reason: channel.ReasonUnauthenticated},
-		{name: "duplicate keys", frames: [][]byte{hello(validFields + `,"bearer":"` + bearer + `"`)}, reason: channel.ReasonUnauthenticated},
-		{name: "bearer not a string", frames: [][]byte{hello(`"role":"environment","bearer":1`)}, reason: channel.ReasonUnauthenticated},
-		{name: "huge hello", frames: [][]byte{hello(validFields + strings.Repeat(" ", 1<<20))}, reason: channel.ReasonUnauthenticated},
-		{name: "binary hello", frames: [][]byte{wire.HelloFrame(bearer)}, binary: true, reason: channel.ReasonUnauthenticated},
-		{name: "catalog instead of hello", frames: [][]byte{claim}, reason: channel.ReasonUnauthenticated},
-		{name: "unknown bearer", frames: [][]byte{wire.HelloFrame(func() string { b, _ := pairing.NewBearer(); return b }())}, reason: channel.ReasonBearerRefused},
-		{name: "bearer one character off", frames: [][]byte{wire.HelloFrame(offByOne)}, reason: channel.ReasonBearerRefused},
-		{name: "bearer with a suffix", frames: [][]byte{wire.HelloFrame(bearer + "x")}, reason: channel.ReasonBearerRefused},
-		{name: "revoked bearer", frames: [][]byte{wire.HelloFrame(revoked)}, reason: channel.ReasonBearerRefused},
-		{name: "empty bearer", frames: [][]byte{hello(`"role":"environment","bearer":""`)}, reason: channel.ReasonUnauthenticated},
-		{name: "foreign origin with a valid bearer", header: http.Header{"Origin": {"https://evil.example"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
-		{name: "loopback origin on another port", header: http.Header{"Origin": {"http://127.0.0.1:1"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
-		{name: "origin null", header: http.Header{"Origin": {"null"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
-		{name: "empty origin", header: http.Header{"Origin": {""}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
-		{name: "https loopback origin", header: http.Header{"Origin": {"https://127.0.0.1:" + w.port()}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: channel.ReasonUnauthenticated},
-		{name: "loopback origin with a path", header: http.Header{"Origin": {"http://127.0.0.1:" + w.port() + "/x"}}, reason: channel.ReasonUnauthenticated},
-		{name: "two origins", header: http.Header{"Origin": {w.loopbackOrigin(), w.loopbackOrigin()}}, reason: channel.ReasonUnauthenticated},
+		{name: "no hello", reason: link.ReasonUnauthenticated},
+		{name: "late hello", frames: [][]byte{wire.HelloFrame(bearer)}, wait: true, reason: link.ReasonUnauthenticated},
+		{name: "malformed hello", frames: [][]byte{[]byte(`{"type":"hello","role":"environment","bearer":`)}, reason: link.ReasonUnauthenticated},
+		{name: "not an object", frames: [][]byte{[]byte(`"` + bearer + `"`)}, reason: link.ReasonUnauthenticated},
+		{name: "wrong role", frames: [][]byte{hello(`"role":"page","bearer":"` + bearer + `"`)}, reason: link.ReasonUnauthenticated},
+		{name: "missing role", frames: [][]byte{hello(`"bearer":"` + bearer + `"`)}, reason: link.ReasonUnauthenticated},
+		{name: "extra keys", frames: [][]byte{hello(validFields + `,"grant":"everything"`)}, reason: link.ReasonUnauthenticated},
+		{name: "duplicate keys", frames: [][]byte{hello(validFields + `,"bearer":"` + bearer + `"`)}, reason: link.ReasonUnauthenticated},
+		{name: "bearer not a string", frames: [][]byte{hello(`"role":"environment","bearer":1`)}, reason: link.ReasonUnauthenticated},
+		{name: "huge hello", frames: [][]byte{hello(validFields + strings.Repeat(" ", 1<<20))}, reason: link.ReasonUnauthenticated},
+		{name: "binary hello", frames: [][]byte{wire.HelloFrame(bearer)}, binary: true, reason: link.ReasonUnauthenticated},
+		{name: "catalog instead of hello", frames: [][]byte{claim}, reason: link.ReasonUnauthenticated},
+		{name: "unknown bearer", frames: [][]byte{wire.HelloFrame(func() string { b, _ := pairing.NewBearer(); return b }())}, reason: link.ReasonBearerRefused},
+		{name: "bearer one character off", frames: [][]byte{wire.HelloFrame(offByOne)}, reason: link.ReasonBearerRefused},
+		{name: "bearer with a suffix", frames: [][]byte{wire.HelloFrame(bearer + "x")}, reason: link.ReasonBearerRefused},
+		{name: "revoked bearer", frames: [][]byte{wire.HelloFrame(revoked)}, reason: link.ReasonBearerRefused},
+		{name: "empty bearer", frames: [][]byte{hello(`"role":"environment","bearer":""`)}, reason: link.ReasonUnauthenticated},
+		{name: "foreign origin with a valid bearer", header: http.Header{"Origin": {"https://evil.example"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "loopback origin on another port", header: http.Header{"Origin": {"http://127.0.0.1:1"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "origin null", header: http.Header{"Origin": {"null"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "empty origin", header: http.Header{"Origin": {""}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "https loopback origin", header: http.Header{"Origin": {"https://127.0.0.1:" + w.port()}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "loopback origin with a path", header: http.Header{"Origin": {"http://127.0.0.1:" + w.port() + "/x"}}, reason: link.ReasonUnauthenticated},
+		{name: "two origins", header: http.Header{"Origin": {w.loopbackOrigin(), w.loopbackOrigin()}}, reason: link.ReasonUnauthenticated},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -114,7 +115,7 @@ func TestRevokedWhileConnected(t *testing.T) {
 	inflight := w.callAsync("c1", "labtool")
 	env.next()
 	w.unpair("lab")
-	env.wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	env.wantClosed(websocket.StatusPolicyViolation, link.ReasonBearerRefused)
 	wantRule(t, <-inflight, wire.MachineClosed)
 	if _, ok, _ := pairing.LoadCatalog(w.data, "lab"); ok || w.routed("labtool", "machine:lab") {
 		t.Error("the revoked pairing's catalog is still remembered")
@@ -142,8 +143,8 @@ func TestPairedAgainRefusesTheOldBearer(t *testing.T) {
 	if err := w.ch.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	env.wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
-	w.env(old).wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	env.wantClosed(websocket.StatusPolicyViolation, link.ReasonBearerRefused)
+	w.env(old).wantClosed(websocket.StatusPolicyViolation, link.ReasonBearerRefused)
 	w.env(fresh).catalog(desc("labtool", 60000)).answering(echo("lab"))
 	waitFor(t, "the new bearer's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	wantObserved(t, w.call("c", "labtool", "t", `{}`), `{"who":"lab"}`)
@@ -178,7 +179,7 @@ func TestPairingsFileWatched(t *testing.T) {
 	if err := pairing.Remove(w.data, "lab"); err != nil {
 		t.Fatal(err)
 	}
-	env.wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	env.wantClosed(websocket.StatusPolicyViolation, link.ReasonBearerRefused)
 }
 
 // TestUnusablePairingsFileFailsClosed: a pairings file others may read is
@@ -194,8 +195,8 @@ func TestUnusablePairingsFileFailsClosed(t *testing.T) {
 	if err := w.ch.Reload(); err == nil {
 		t.Fatal("Reload accepted a world-readable pairings file")
 	}
-	env.wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
-	w.env(bearer).wantClosed(websocket.StatusPolicyViolation, channel.ReasonBearerRefused)
+	env.wantClosed(websocket.StatusPolicyViolation, link.ReasonBearerRefused)
+	w.env(bearer).wantClosed(websocket.StatusPolicyViolation, link.ReasonBearerRefused)
 	if !strings.Contains(w.logs.String(), "pairings file not used") {
 		t.Error("the unusable file was not logged")
 	}

@@ -28,9 +28,9 @@ import (
 // BenchmarkCalls runs the same call (echo on the guest fixture's reactor
 // build, same module, same bounds) two ways in one run: on the broker's
 // own executors ("local") and through a paired environment over a
-// loopback WebSocket ("channel"): router → door → socket → envclient →
-// executors → socket → door. Each reports calls/s and p50/p99 latency;
-// serial is one caller, parallel is 16 concurrent callers.
+// loopback WebSocket ("channel"): router → remote → socket → envclient →
+// door → executors → socket → remote. Each reports calls/s and p50/p99
+// latency; serial is one caller, parallel is 16 concurrent callers.
 //
 //	go test -run '^$' -bench BenchmarkCalls -benchtime 3s ./broker/channel/
 func BenchmarkCalls(b *testing.B) {

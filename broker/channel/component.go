@@ -1,8 +1,9 @@
 // Package channel is the broker's executor channel: the /channel and
 // /local/channel WebSocket endpoints, their authentication (a loopback
-// browser page, or a paired environment's bearer hello), the door that
-// sends calls to a peer and settles each exactly once, and the routing
-// source that sends calls for a peer's descriptors to it.
+// browser page, or a paired environment's bearer hello), the remote that
+// sends calls to a connected peer and settles each exactly once, and the
+// routing source that sends calls for a peer's descriptors to it. What the
+// environment's end shares with it is in package link.
 //
 // The page and each pairing are slots: a remembered catalog and at most
 // one live connection. Calls are routed by remembered catalogs, so a
@@ -23,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/pairing"
@@ -152,11 +154,11 @@ func (c *Channel) Close(ctx context.Context) error {
 		c.closed, c.draining = true, true
 		for _, s := range c.slotsInOrder() {
 			if p := s.peer.Load(); p != nil {
-				c.kick(p, websocket.StatusGoingAway, ReasonGoingAway)
+				c.kick(p, websocket.StatusGoingAway, link.ReasonGoingAway)
 			}
 		}
 		for conn := range c.conns {
-			c.background(func() { _ = conn.Close(websocket.StatusGoingAway, ReasonGoingAway) })
+			c.background(func() { _ = conn.Close(websocket.StatusGoingAway, link.ReasonGoingAway) })
 		}
 		c.mu.Unlock()
 		if c.watcher != nil {
@@ -195,7 +197,7 @@ func (c *Channel) Reload() error {
 	c.set.Store(set)
 	for _, p := range c.applyPairings(set, err == nil) {
 		c.log.Info("pairing revoked: connection closed", "executor", p.executor())
-		c.kick(p, websocket.StatusPolicyViolation, ReasonBearerRefused)
+		c.kick(p, websocket.StatusPolicyViolation, link.ReasonBearerRefused)
 	}
 	c.rebuild()
 	if err != nil {
@@ -268,7 +270,7 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 		return // not a WebSocket upgrade; Accept answered it
 	}
 	if !c.track(conn) {
-		_ = conn.Close(websocket.StatusGoingAway, ReasonGoingAway)
+		_ = conn.Close(websocket.StatusGoingAway, link.ReasonGoingAway)
 		return
 	}
 	defer c.untrack(conn)
@@ -289,8 +291,7 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 // ends, then releases it: its calls settle closed.
 func (c *Channel) run(conn *websocket.Conn, id identity) {
 	p := &peer{identity: id, conn: conn}
-	p.door = NewDoor(id.kind, p, DoorOptions{MaxInflight: c.opts.Config.MaxInflight, Metrics: c.m, Logger: c.log})
-	conn.SetReadLimit(-1) // readFrame bounds frames and survives oversized ones
+	p.remote = NewRemote(id.kind, p, RemoteOptions{MaxInflight: c.opts.Config.MaxInflight, Metrics: c.m, Logger: c.log})
 	if code, reason := c.attach(p); reason != "" {
 		if code == websocket.StatusPolicyViolation {
 			c.refuse(conn, reason)
@@ -301,7 +302,7 @@ func (c *Channel) run(conn *websocket.Conn, id identity) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pinged := make(chan struct{})
-	go func() { defer close(pinged); Keepalive(ctx, conn) }()
+	go func() { defer close(pinged); link.Keepalive(ctx, conn) }()
 	watched := make(chan struct{})
 	go func() { defer close(watched); c.watchSession(ctx, p) }()
 	err := c.readLoop(p)
@@ -328,7 +329,7 @@ func (c *Channel) watchSession(ctx context.Context, p *peer) {
 	case <-ctx.Done():
 	case <-p.sessionEnded:
 		c.mu.Lock()
-		c.kick(p, StatusSessionExpired, ReasonSessionExpired)
+		c.kick(p, link.StatusSessionExpired, link.ReasonSessionExpired)
 		c.mu.Unlock()
 		c.log.Info("page closed: its session ended", "executor", p.executor())
 	}
@@ -338,9 +339,9 @@ func (c *Channel) watchSession(ctx context.Context, p *peer) {
 // or an answer. It returns the error that ended the connection.
 func (c *Channel) readLoop(p *peer) error {
 	for {
-		data, err := readFrame(p.conn, maxFrameBytes)
+		data, err := link.ReadFrame(p.conn, maxFrameBytes)
 		switch {
-		case errors.Is(err, errFrameDiscarded):
+		case errors.Is(err, link.ErrFrameDiscarded):
 			c.m.ChannelFramesRejected.WithLabelValues(string(wire.Malformed)).Inc()
 			c.log.Warn("channel frame rejected", "peer", string(p.kind), "reason", "binary or oversized")
 		case err != nil:
@@ -353,7 +354,7 @@ func (c *Channel) readLoop(p *peer) error {
 				c.control(p, data)
 				continue
 			}
-			_ = p.door.take(a, err)
+			_ = p.remote.take(a, err)
 		}
 	}
 }
@@ -365,12 +366,12 @@ func (c *Channel) attach(p *peer) (websocket.StatusCode, string) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return websocket.StatusGoingAway, ReasonGoingAway
+		return websocket.StatusGoingAway, link.ReasonGoingAway
 	}
 	s := c.slotOf(p.identity)
 	if s == nil || (p.kind == Machine && !c.pairings().Has(p.name, p.digest)) {
 		c.mu.Unlock()
-		return websocket.StatusPolicyViolation, ReasonBearerRefused
+		return websocket.StatusPolicyViolation, link.ReasonBearerRefused
 	}
 	p.slot = s
 	old := s.peer.Swap(p)
@@ -390,9 +391,9 @@ func (c *Channel) attach(p *peer) (websocket.StatusCode, string) {
 
 func replacedReason(k Kind) string {
 	if k == Page {
-		return ReasonPageReplaced
+		return link.ReasonPageReplaced
 	}
-	return ReasonEnvironmentReplaced
+	return link.ReasonEnvironmentReplaced
 }
 
 // release detaches p once, under c.mu: it is no longer its slot's
@@ -405,7 +406,7 @@ func (c *Channel) release(p *peer) {
 		if p.slot.peer.CompareAndSwap(p, nil) && p.kind == Page {
 			c.forget(p.slot)
 		}
-		p.door.Abandon()
+		p.remote.Abandon()
 		c.m.ChannelPeers.WithLabelValues(string(p.kind)).Dec()
 		c.m.WSConnections.WithLabelValues("channel", string(p.kind)).Dec()
 	})
@@ -482,7 +483,7 @@ func (c *Channel) Stats() Stats {
 	for _, s := range c.slotsInOrder() {
 		if p := s.peer.Load(); p != nil {
 			st.Peers++
-			st.Pending += p.door.Pending()
+			st.Pending += p.remote.Pending()
 		}
 	}
 	return st

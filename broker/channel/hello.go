@@ -1,13 +1,12 @@
 package channel
 
 import (
-	"context"
 	"errors"
-	"io"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -20,49 +19,30 @@ import (
 // the library drops a connection whose read context ends without saying
 // why.
 func (c *Channel) hello(conn *websocket.Conn) verdict {
-	conn.SetReadLimit(wire.MaxHelloBytes)
 	bound := time.Duration(c.opts.Config.HelloBoundMs) * time.Millisecond
 	fired := make(chan struct{})
 	timer := time.AfterFunc(bound, func() {
 		defer close(fired)
-		c.refuse(conn, ReasonUnauthenticated)
+		c.refuse(conn, link.ReasonUnauthenticated)
 	})
-	data, err := readHello(conn)
+	data, err := link.ReadFirst(conn, wire.MaxHelloBytes)
 	if !timer.Stop() {
 		<-fired
-		return verdict{reason: ReasonUnauthenticated, done: true}
+		return verdict{reason: link.ReasonUnauthenticated, done: true}
 	}
 	switch {
-	case errors.Is(err, errFrameDiscarded):
-		return refused(ReasonUnauthenticated)
+	case errors.Is(err, link.ErrFrameDiscarded):
+		return refused(link.ReasonUnauthenticated)
 	case err != nil:
 		return verdict{done: true} // the client went away first
 	}
 	h, err := wire.ParseHello(data)
 	if err != nil {
-		return refused(ReasonUnauthenticated)
+		return refused(link.ReasonUnauthenticated)
 	}
 	name, digest, ok := c.pairings().Match(h.Bearer)
 	if !ok {
-		return refused(ReasonBearerRefused)
+		return refused(link.ReasonBearerRefused)
 	}
 	return verdict{id: identity{kind: Machine, name: name, digest: digest}}
-}
-
-// readHello reads the first message, keeping at most one byte past the
-// bound. A binary or oversized message is not drained: the connection is
-// refused, and the close handshake discards the rest within its own bound.
-func readHello(conn *websocket.Conn) ([]byte, error) {
-	typ, r, err := conn.Reader(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	if typ != websocket.MessageText {
-		return nil, errFrameDiscarded
-	}
-	data, err := io.ReadAll(io.LimitReader(r, wire.MaxHelloBytes+1))
-	if len(data) > wire.MaxHelloBytes {
-		return nil, errFrameDiscarded
-	}
-	return data, err
 }

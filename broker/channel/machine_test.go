@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/executors/wire"
 )
@@ -143,7 +144,7 @@ func TestEnvironmentReplaced(t *testing.T) {
 	inflight := w.callAsync("c", "labtool")
 	first.next()
 	w.env(bearer).answering(echo("second"))
-	first.wantClosed(websocket.StatusNormalClosure, channel.ReasonEnvironmentReplaced)
+	first.wantClosed(websocket.StatusNormalClosure, link.ReasonEnvironmentReplaced)
 	wantRule(t, <-inflight, wire.MachineClosed)
 	wantObserved(t, w.call("c2", "labtool", "t", `{}`), `{"who":"second"}`)
 	if w.peers("machine") != 1 {
@@ -281,7 +282,7 @@ func TestCloseSettlesEverything(t *testing.T) {
 	wantRule(t, <-m, wire.MachineClosed)
 	wantRule(t, <-p, wire.PageClosed)
 	for _, peer := range []*peer{env, page, idle} {
-		peer.wantClosed(websocket.StatusGoingAway, channel.ReasonGoingAway)
+		peer.wantClosed(websocket.StatusGoingAway, link.ReasonGoingAway)
 	}
 	if st := w.ch.Stats(); st != (channel.Stats{}) || w.inflight("machine") != 0 || w.inflight("page") != 0 {
 		t.Errorf("after Close: %+v", st)

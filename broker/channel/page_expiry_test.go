@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -31,7 +32,7 @@ func TestPageClosedWhenItsSessionEnds(t *testing.T) {
 	inflight := w.callAsync("c1", "pg")
 	page.next() // the call reached the page and is in flight
 	end()
-	page.wantClosed(channel.StatusSessionExpired, channel.ReasonSessionExpired)
+	page.wantClosed(link.StatusSessionExpired, link.ReasonSessionExpired)
 	if a := <-inflight; a.OK || a.Refused != wire.PageClosed {
 		t.Errorf("call in flight at expiry: %+v, want %s", a, wire.PageClosed)
 	}

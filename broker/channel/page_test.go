@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -33,7 +34,7 @@ func TestPageExecutor(t *testing.T) {
 	waitFor(t, "inflight{page} 1", func() bool { return w.inflight("page") == 1 })
 
 	b := w.page().answering(echo("b"))
-	a.wantClosed(websocket.StatusNormalClosure, channel.ReasonPageReplaced)
+	a.wantClosed(websocket.StatusNormalClosure, link.ReasonPageReplaced)
 	answer := <-inflight
 	wantRule(t, answer, wire.PageClosed)
 	if answer.CallID != "c1" {
@@ -140,10 +141,10 @@ func TestPageCookieRule(t *testing.T) {
 			p = w.page("Cookie", cookie)
 		}
 		p.catalog(desc("pg", 60000))
-		p.wantClosed(websocket.StatusPolicyViolation, channel.ReasonUnauthenticated)
+		p.wantClosed(websocket.StatusPolicyViolation, link.ReasonUnauthenticated)
 	}
-	if w.refusals(channel.ReasonUnauthenticated) != 3 || w.routed("pg", "page") {
-		t.Fatalf("refusals %v, routed %v", w.refusals(channel.ReasonUnauthenticated), w.routed("pg", "page"))
+	if w.refusals(link.ReasonUnauthenticated) != 3 || w.routed("pg", "page") {
+		t.Fatalf("refusals %v, routed %v", w.refusals(link.ReasonUnauthenticated), w.routed("pg", "page"))
 	}
 	w.page("Cookie", "tensorviz_local_browser_0123456789abcdef=live").catalog(desc("pg", 60000)).answering(echo("page"))
 	waitFor(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
@@ -154,7 +155,7 @@ func TestPageCookieRule(t *testing.T) {
 // check cookies refuses every page rather than admitting them.
 func TestPageRefusedWhenCookieCannotBeChecked(t *testing.T) {
 	w := newWorld(t, func(o *channel.Options) { o.Config.LoopbackAuth = true })
-	w.page("Cookie", "anything=1").wantClosed(websocket.StatusPolicyViolation, channel.ReasonUnauthenticated)
+	w.page("Cookie", "anything=1").wantClosed(websocket.StatusPolicyViolation, link.ReasonUnauthenticated)
 }
 
 // TestLoopbackAuthOffIsWarned: running without the page cookie check is

@@ -40,7 +40,7 @@ func (d routeExecutor) Call(ctx context.Context, c wire.Call) wire.Answer {
 	if p == nil {
 		return wire.Refuse(c.CallID, d.slot.kind.offline(), nil)
 	}
-	return p.door.Ask(ctx, c, d.bounds, d.timeout)
+	return p.remote.Ask(ctx, c, d.bounds, d.timeout)
 }
 
 var _ wire.Executor = routeExecutor{}

@@ -9,11 +9,11 @@ import (
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// TestDoorCleansPeerWhy: a peer's refusal reaches the caller with its why
+// TestRemoteCleansPeerWhy: a peer's refusal reaches the caller with its why
 // cut to wire.MaxWhyBytes and stripped of control and bidi characters,
 // rule and budget kept.
-func TestDoorCleansPeerWhy(t *testing.T) {
-	d, l, _ := testDoor(t, Page, 0)
+func TestRemoteCleansPeerWhy(t *testing.T) {
+	d, l, _ := testRemote(t, Page, 0)
 	out := ask(d, call("c", "x"), time.Hour)
 	sent := l.next(t)
 	why := `\u001b[2J\u202e` + strings.Repeat("W", 1<<20)

@@ -99,7 +99,7 @@ func TestConnectionCapEvictsUnauthenticatedUpgrades(t *testing.T) {
 		{"/channel", ""}, // no Origin: must say hello, never does
 		{"/channel", "Origin: http://evil.example\r\n"}, // refused Origin
 		{"/channel", own},      // loopback Origin without the cookie
-		{"/local/channel", ""}, // same door, never says hello
+		{"/local/channel", ""}, // same endpoint, never says hello
 		{"/local/ws", own},     // no cookie: refused
 		{"/local/ws", own + "Cookie: " + s.ck.String() + "\r\n"}, // never says hello
 	}

@@ -11,11 +11,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/broker/channel/envclient"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/metrics"
+	"github.com/airlock/airlock/plugins"
 )
 
 // runEnv is `airlock env`: a paired environment serving its own plugins
@@ -65,7 +65,7 @@ func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Wr
 	logger := newLogger(stderr, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	rt, table, cat, err := broker.Executors(context.Background(), cfg, logger, metrics.New(), true)
+	local, err := plugins.Open(context.Background(), cfg, logger, metrics.New(), true)
 	if err != nil {
 		logger.Error("start failed", "err", err)
 		return exitFailed
@@ -73,11 +73,11 @@ func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Wr
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
 		defer cancel()
-		_ = cat.Close(closeCtx)
-		_ = rt.Close(closeCtx)
+		_ = local.Close(closeCtx)
 	}()
+	cat := local.Catalog
 	client, err := envclient.New(envclient.Options{
-		URL: cfg.Env.Broker, Bearer: bearer, Executor: table, Catalog: table.Descriptors,
+		URL: cfg.Env.Broker, Bearer: bearer, Executor: local.Table, Catalog: local.Table.Descriptors,
 		BackoffMax: time.Duration(cfg.Env.BackoffMaxMs) * time.Millisecond, MaxInflight: cfg.Channel.MaxInflight,
 		Logger: logger, Events: stdout,
 	})

@@ -10,12 +10,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/plugins"
 )
 
 // runLoad is `airlock load calls|relay`: it drives a running broker and
@@ -203,7 +203,7 @@ func brokerCacheDir(sf *settingsFlags) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := broker.CacheDir(cfg)
+	dir := plugins.CacheDir(cfg)
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return "", nil
 	}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/config/secret"
+	"github.com/airlock/airlock/plugins"
 )
 
 // settingsFlags are the flags shared by serve, env and demo. Each maps onto
@@ -108,7 +108,7 @@ func settingsUsage(fs *flag.FlagSet, w io.Writer, synopsis string) func() {
 // link is refused with one line and exit 2, a configuration error. The
 // exit code is -1 to go on.
 func checkData(name string, cfg *config.Config, cache bool, stderr io.Writer) int {
-	if err := broker.CheckData(cfg, cache, newLogger(stderr, cfg.LogLevel)); err != nil {
+	if err := plugins.CheckData(cfg, cache, newLogger(stderr, cfg.LogLevel)); err != nil {
 		fmt.Fprintf(stderr, "airlock %s: %v\n", name, err)
 		return exitUsage
 	}

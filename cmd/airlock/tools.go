@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
@@ -86,19 +85,16 @@ func toolsFromBroker(ctx context.Context, c *v1client.Client) ([]wire.Descriptor
 // serve would, then closes it.
 func toolsOffline(ctx context.Context, cfg *config.Config) ([]wire.Descriptor, []plugins.Status, error) {
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	rt, table, cat, err := broker.Executors(ctx, cfg, logger, nil, false)
+	local, err := plugins.Open(ctx, cfg, logger, nil, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() {
-		_ = cat.Close(ctx)
-		_ = rt.Close(ctx)
-	}()
-	ds := table.Descriptors()
+	defer func() { _ = local.Close(ctx) }()
+	ds := local.Table.Descriptors()
 	for i := range ds {
 		ds[i].Executor = "local"
 	}
-	return ds, cat.Statuses(), nil
+	return ds, local.Catalog.Statuses(), nil
 }
 
 // printable quotes s when it holds a character that a terminal could act

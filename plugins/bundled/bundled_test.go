@@ -1,4 +1,6 @@
-package bundled
+// The tests are an external package because plugins, which they use,
+// imports bundled (plugins.Open admits the bundled plugins).
+package bundled_test
 
 import (
 	"bytes"
@@ -22,6 +24,7 @@ import (
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
+	"github.com/airlock/airlock/plugins/bundled"
 	"github.com/airlock/airlock/plugins/bundled/internal/modbuild"
 )
 
@@ -45,7 +48,7 @@ func TestMain(m *testing.M) {
 // shipped reads a bundled plugin exactly as the binary embeds it.
 func shipped(t *testing.T, name string) (plugins.Manifest, []byte) {
 	t.Helper()
-	data, err := fs.ReadFile(Plugins(), name+"/plugin.json")
+	data, err := fs.ReadFile(bundled.Plugins(), name+"/plugin.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +56,7 @@ func shipped(t *testing.T, name string) (plugins.Manifest, []byte) {
 	if err != nil {
 		t.Fatalf("%s/plugin.json: %v", name, err)
 	}
-	module, err := fs.ReadFile(Plugins(), name+"/"+m.Module)
+	module, err := fs.ReadFile(bundled.Plugins(), name+"/"+m.Module)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -32,7 +32,8 @@ const (
 	dialTimeout  = 10 * time.Second
 	writeTimeout = 30 * time.Second
 	// maxCallFrame bounds a frame from the broker: a call body is capped at
-	// 16 MiB by POST /v1/calls.
+	// 16 MiB by POST /v1/calls. A larger frame is dropped as it streams in
+	// (link.ReadFrame), never buffered whole.
 	maxCallFrame = 16<<20 + 4096
 )
 
@@ -61,7 +62,7 @@ type Options struct {
 // Client is one environment's connection to its broker.
 type Client struct {
 	opts    Options
-	door    *channel.ExecutorDoor
+	door    *link.Door
 	changed chan struct{} // a new catalog is to be sent
 	evMu    sync.Mutex
 }
@@ -80,7 +81,7 @@ func New(o Options) (*Client, error) {
 	if o.MaxInflight <= 0 {
 		o.MaxInflight = 1024
 	}
-	return &Client{opts: o, door: channel.NewExecutorDoor(o.Executor, o.Logger),
+	return &Client{opts: o, door: link.NewDoor(o.Executor, o.Logger),
 		changed: make(chan struct{}, 1)}, nil
 }
 
@@ -146,7 +147,6 @@ func (c *Client) once(ctx context.Context, grace time.Duration, attempt int) (ca
 	if err != nil {
 		return false, fmt.Errorf("envclient: dial: %w", err)
 	}
-	conn.SetReadLimit(maxCallFrame)
 	s := &session{c: c, conn: conn, calls: &inflight{max: c.opts.MaxInflight}}
 	return s.serve(ctx, grace, bearer)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -346,6 +347,35 @@ func TestClientAnswersBadCallFrames(t *testing.T) {
 	}
 	if got["u1"] != wire.UnknownField || got["u2"] != wire.VersionMismatch || got["ok"] != "" {
 		t.Errorf("answers %v", got)
+	}
+}
+
+// TestClientDropsBinaryAndOversizedFrames: a binary frame (even one
+// holding a valid call) and a frame over the call bound are dropped
+// unanswered, and the connection goes on, as the broker treats its peers'.
+func TestClientDropsBinaryAndOversizedFrames(t *testing.T) {
+	answers := make(chan string, 8)
+	f := newFakeBroker(t, func(_ int32, conn *websocket.Conn) {
+		call := `{"v":1,"callId":"%s","tool":"echo","descriptorId":"fx","args":{},"boundsEcho":{}}`
+		_ = conn.Write(context.Background(), websocket.MessageBinary, fmt.Appendf(nil, call, "bin"))
+		_ = conn.Write(context.Background(), websocket.MessageText, fmt.Appendf(nil, call, strings.Repeat("x", 17<<20)))
+		_ = conn.Write(context.Background(), websocket.MessageText, fmt.Appendf(nil, call, "ok"))
+		for {
+			_, data, err := conn.Read(context.Background())
+			if err != nil {
+				return
+			}
+			answers <- string(data)
+		}
+	})
+	ex := newExecutor("fx")
+	run(t, envclient.Options{URL: f.url(), Bearer: bearerOf("vbx_x"), Executor: ex, Catalog: ex.Descriptors})
+	a, err := wire.ParseAnswer([]byte(<-answers))
+	if err != nil || a.CallID != "ok" || !a.OK {
+		t.Fatalf("first answer %+v (%v), want the text call's", a, err)
+	}
+	if n := f.conns.Load(); n != 1 {
+		t.Errorf("%d connections: a dropped frame must not cost the connection", n)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -38,7 +38,7 @@ func (s *session) serve(ctx context.Context, grace time.Duration, bearer string)
 	readErr := make(chan error, 1)
 	go func() { readErr <- s.read(callCtx) }()
 	pinged := make(chan struct{})
-	go func() { defer close(pinged); channel.Keepalive(callCtx, s.conn) }()
+	go func() { defer close(pinged); link.Keepalive(callCtx, s.conn) }()
 	defer func() { <-pinged }()
 	defer cancelCalls()
 	for {
@@ -85,21 +85,27 @@ func (s *session) ended(err error) error {
 	}
 	s.c.event(map[string]any{"event": "disconnected", "code": code, "reason": reason})
 	s.c.opts.Logger.Info("disconnected", "code", code, "reason", reason)
-	if reason == channel.ReasonEnvironmentReplaced {
+	if reason == link.ReasonEnvironmentReplaced {
 		return ErrReplaced
 	}
 	return err
 }
 
 // read dispatches each call frame; it returns the error that ended the
-// connection.
+// connection. A binary or oversized frame is dropped and the connection
+// goes on, as the broker does with its peers' frames: it cannot be a call,
+// and its callId could only be read by buffering it whole.
 func (s *session) read(ctx context.Context) error {
 	for {
-		_, data, err := s.conn.Read(context.Background())
-		if err != nil {
+		data, err := link.ReadFrame(s.conn, maxCallFrame)
+		switch {
+		case errors.Is(err, link.ErrFrameDiscarded):
+			s.c.opts.Logger.Warn("call frame dropped", "reason", "binary or oversized")
+		case err != nil:
 			return err
+		default:
+			s.dispatch(ctx, data)
 		}
-		s.dispatch(ctx, data)
 	}
 }
 

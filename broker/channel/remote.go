@@ -38,7 +38,7 @@ func (k Kind) pick(page, machine wire.Rule) wire.Rule {
 	return machine
 }
 
-// Link is one peer connection as a Door uses it (createChannel's
+// Link is one peer connection as a Remote uses it (createChannel's
 // transport): whether it is up, and how to put a frame on it.
 type Link interface {
 	// Connected reports whether frames can still reach the peer.
@@ -47,8 +47,8 @@ type Link interface {
 	Send(ctx context.Context, frame []byte) error
 }
 
-// DoorOptions configure a Door.
-type DoorOptions struct {
+// RemoteOptions configure a Remote.
+type RemoteOptions struct {
 	// MaxInflight bounds the calls awaiting an answer; past it Ask refuses
 	// overloaded. Zero means 1024.
 	MaxInflight int
@@ -56,7 +56,7 @@ type DoorOptions struct {
 	Logger      *slog.Logger
 }
 
-// Door is the broker's side of one peer connection (createChannel): Ask
+// Remote is the broker's side of one connected peer (createChannel): Ask
 // sends a call and waits for the peer's answer, and Answer feeds it the
 // frames the peer sends back.
 //
@@ -69,8 +69,8 @@ type DoorOptions struct {
 //   - The broker rewrites callId on the way out to an id of its own
 //     ("b_<n>", unique in the process) and restores the caller's on the
 //     way back. Callers that reuse ids cannot collide, and an answer can
-//     only settle a call that this door sent on this connection.
-//   - A frame that fails validation, or names a call this door is not
+//     only settle a call that this remote sent on this connection.
+//   - A frame that fails validation, or names a call this remote is not
 //     waiting for, settles nothing; it is counted by reason and logged
 //     without its content.
 //   - An answer is held to the bounds of the call it answers, as a local
@@ -79,7 +79,7 @@ type DoorOptions struct {
 //     settling nothing), and an observation over maxOutputBytes settles
 //     output-too-large. A peer cannot hand a caller more than the
 //     descriptor allows, nor misreport its fetches.
-type Door struct {
+type Remote struct {
 	kind     Kind
 	link     Link
 	max      int
@@ -103,18 +103,18 @@ type pending struct {
 	done     chan wire.Answer
 }
 
-// nextID numbers the broker's own call ids across every door.
+// nextID numbers the broker's own call ids across every remote.
 var nextID atomic.Uint64
 
-// NewDoor is a door for one connection of kind to link.
-func NewDoor(kind Kind, link Link, o DoorOptions) *Door {
+// NewRemote is the remote of one connection of kind, over link.
+func NewRemote(kind Kind, link Link, o RemoteOptions) *Remote {
 	if o.MaxInflight <= 0 {
 		o.MaxInflight = 1024
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Door{kind: kind, link: link, max: o.MaxInflight, log: o.Logger, m: o.Metrics,
+	return &Remote{kind: kind, link: link, max: o.MaxInflight, log: o.Logger, m: o.Metrics,
 		inflight: o.Metrics.ChannelInflight.WithLabelValues(string(kind)), pending: map[string]*pending{}}
 }
 
@@ -128,45 +128,45 @@ func NewDoor(kind Kind, link Link, o DoorOptions) *Door {
 // grace), and page-closed / machine-closed when the connection ends
 // first. A caller whose ctx ends stops waiting: its call settles as timed
 // out (the answer would go nowhere) without counting a channel timeout.
-func (d *Door) Ask(ctx context.Context, c wire.Call, b wire.Bounds, timeout time.Duration) wire.Answer {
-	if !d.link.Connected() {
-		return wire.Refuse(c.CallID, d.kind.offline(), nil)
+func (r *Remote) Ask(ctx context.Context, c wire.Call, b wire.Bounds, timeout time.Duration) wire.Answer {
+	if !r.link.Connected() {
+		return wire.Refuse(c.CallID, r.kind.offline(), nil)
 	}
-	id, p, refused := d.register(c.CallID, b)
+	id, p, refused := r.register(c.CallID, b)
 	if refused != "" {
 		return wire.Refuse(c.CallID, refused, nil)
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	d.send(ctx, id, c, timeout)
+	r.send(ctx, id, c, timeout)
 	select {
 	case a := <-p.done:
 		return a
 	case <-timer.C:
-		if d.settle(id, wire.Refuse(id, d.kind.timeout(), nil)) {
-			d.m.ChannelTimeouts.WithLabelValues(string(d.kind)).Inc()
+		if r.settle(id, wire.Refuse(id, r.kind.timeout(), nil)) {
+			r.m.ChannelTimeouts.WithLabelValues(string(r.kind)).Inc()
 		}
 	case <-ctx.Done():
-		d.settle(id, wire.Refuse(id, d.kind.timeout(), nil))
+		r.settle(id, wire.Refuse(id, r.kind.timeout(), nil))
 	}
 	return <-p.done
 }
 
-// register adds a pending entry under a fresh broker id, unless the door
+// register adds a pending entry under a fresh broker id, unless the remote
 // is abandoned or full.
-func (d *Door) register(callerID string, b wire.Bounds) (string, *pending, wire.Rule) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return "", nil, d.kind.offline()
+func (r *Remote) register(callerID string, b wire.Bounds) (string, *pending, wire.Rule) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return "", nil, r.kind.offline()
 	}
-	if len(d.pending) >= d.max {
+	if len(r.pending) >= r.max {
 		return "", nil, wire.Overloaded
 	}
 	id := "b_" + strconv.FormatUint(nextID.Add(1), 10)
 	p := &pending{callerID: callerID, bounds: b, done: make(chan wire.Answer, 1)}
-	d.pending[id] = p
-	d.inflight.Inc()
+	r.pending[id] = p
+	r.inflight.Inc()
 	return id, p, ""
 }
 
@@ -174,37 +174,37 @@ func (d *Door) register(callerID string, b wire.Bounds) (string, *pending, wire.
 // bounded by the call's timeout but not by the caller's context: a caller
 // giving up must not cut a connection other calls share. A failed write
 // means the connection is gone: the call settles closed.
-func (d *Door) send(ctx context.Context, id string, c wire.Call, timeout time.Duration) {
+func (r *Remote) send(ctx context.Context, id string, c wire.Call, timeout time.Duration) {
 	c.CallID = id
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	if err := d.link.Send(wctx, wire.CallFrame(c)); err != nil {
-		d.settle(id, wire.Refuse(id, d.kind.closed(), nil))
+	if err := r.link.Send(wctx, wire.CallFrame(c)); err != nil {
+		r.settle(id, wire.Refuse(id, r.kind.closed(), nil))
 	}
 }
 
 // settle delivers a to the call pending under id, if it still is, with
 // the caller's callId restored. It reports whether it settled the call.
-func (d *Door) settle(id string, a wire.Answer) bool {
-	d.mu.Lock()
-	p, ok := d.pending[id]
+func (r *Remote) settle(id string, a wire.Answer) bool {
+	r.mu.Lock()
+	p, ok := r.pending[id]
 	if ok {
-		delete(d.pending, id)
-		d.inflight.Dec()
+		delete(r.pending, id)
+		r.inflight.Dec()
 	}
-	d.mu.Unlock()
+	r.mu.Unlock()
 	if !ok {
 		return false
 	}
-	d.deliver(id, p, a)
+	r.deliver(id, p, a)
 	return true
 }
 
-func (d *Door) deliver(id string, p *pending, a wire.Answer) {
+func (r *Remote) deliver(id string, p *pending, a wire.Answer) {
 	a.CallID = p.callerID
 	p.done <- a
-	if d.settled != nil {
-		d.settled(id)
+	if r.settled != nil {
+		r.settled(id)
 	}
 }
 
@@ -215,40 +215,40 @@ func (d *Door) deliver(id string, p *pending, a wire.Answer) {
 // nothing and is counted: a frame failing validation under its rule id,
 // a valid answer nobody waits for as unknown-call, one whose budget
 // disagrees with the call's bounds as budget-mismatch.
-func (d *Door) Answer(frame []byte) error {
+func (r *Remote) Answer(frame []byte) error {
 	a, err := wire.ParseAnswer(frame)
-	return d.take(a, err)
+	return r.take(a, err)
 }
 
 // take settles the call named by a parsed answer, or counts why not.
-func (d *Door) take(a wire.Answer, err error) error {
+func (r *Remote) take(a wire.Answer, err error) error {
 	if err != nil {
 		rule := wire.RuleOf(err)
-		d.reject(string(rule), slog.LevelWarn)
+		r.reject(string(rule), slog.LevelWarn)
 		return fmt.Errorf("%w: %s", ErrFrameRejected, rule)
 	}
 	id := a.CallID
-	d.mu.Lock()
-	p, ok := d.pending[id]
+	r.mu.Lock()
+	p, ok := r.pending[id]
 	held, valid := a, true
 	if ok {
 		held, valid = hold(a, p.bounds)
 	}
 	if ok && valid {
-		delete(d.pending, id)
-		d.inflight.Dec()
+		delete(r.pending, id)
+		r.inflight.Dec()
 	}
-	d.mu.Unlock()
+	r.mu.Unlock()
 	switch {
 	case !ok:
 		// Usually an answer that lost the race with its timeout.
-		d.reject(reasonUnknownCall, slog.LevelDebug)
+		r.reject(reasonUnknownCall, slog.LevelDebug)
 		return ErrUnknownCall
 	case !valid:
-		d.reject(reasonBudgetMismatch, slog.LevelWarn)
+		r.reject(reasonBudgetMismatch, slog.LevelWarn)
 		return fmt.Errorf("%w: %s", ErrFrameRejected, reasonBudgetMismatch)
 	}
-	d.deliver(id, p, held)
+	r.deliver(id, p, held)
 	return nil
 }
 
@@ -271,30 +271,30 @@ func hold(a wire.Answer, b wire.Bounds) (wire.Answer, bool) {
 	return a, true
 }
 
-func (d *Door) reject(reason string, level slog.Level) {
-	d.m.ChannelFramesRejected.WithLabelValues(reason).Inc()
-	d.log.Log(context.Background(), level, "channel frame rejected", "peer", string(d.kind), "reason", reason)
+func (r *Remote) reject(reason string, level slog.Level) {
+	r.m.ChannelFramesRejected.WithLabelValues(reason).Inc()
+	r.log.Log(context.Background(), level, "channel frame rejected", "peer", string(r.kind), "reason", reason)
 }
 
 // Abandon settles every pending call closed (page-closed, machine-closed)
 // and makes later Asks refuse as if the peer were not connected. The
 // connection's owner calls it once the connection is gone; it is
 // idempotent.
-func (d *Door) Abandon() {
-	d.mu.Lock()
-	d.closed = true
-	all := d.pending
-	d.pending = map[string]*pending{}
-	d.inflight.Sub(float64(len(all)))
-	d.mu.Unlock()
+func (r *Remote) Abandon() {
+	r.mu.Lock()
+	r.closed = true
+	all := r.pending
+	r.pending = map[string]*pending{}
+	r.inflight.Sub(float64(len(all)))
+	r.mu.Unlock()
 	for id, p := range all {
-		d.deliver(id, p, wire.Refuse(id, d.kind.closed(), nil))
+		r.deliver(id, p, wire.Refuse(id, r.kind.closed(), nil))
 	}
 }
 
 // Pending is the number of calls awaiting an answer.
-func (d *Door) Pending() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.pending)
+func (r *Remote) Pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending)
 }

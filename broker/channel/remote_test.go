@@ -19,14 +19,14 @@ import (
 	"github.com/airlock/airlock/metrics"
 )
 
-// memLink is an in-memory peer connection: frames the door sends land in
+// memLink is an in-memory peer connection: frames the remote sends land in
 // sent, in order; the test plays the peer.
 type memLink struct {
 	up      atomic.Bool
 	failing atomic.Bool
 	sent    chan []byte
 	mu      sync.Mutex
-	ids     []string // every broker id the door tried to send
+	ids     []string // every broker id the remote tried to send
 }
 
 func newLink() *memLink {
@@ -40,7 +40,7 @@ func (l *memLink) Connected() bool { return l.up.Load() }
 func (l *memLink) Send(_ context.Context, frame []byte) error {
 	c, err := wire.ParseCall(frame)
 	if err != nil {
-		panic("the door sent an invalid call: " + err.Error())
+		panic("the remote sent an invalid call: " + err.Error())
 	}
 	l.mu.Lock()
 	l.ids = append(l.ids, c.CallID)
@@ -52,7 +52,7 @@ func (l *memLink) Send(_ context.Context, frame []byte) error {
 	return nil
 }
 
-// next is the next call the door sent.
+// next is the next call the remote sent.
 func (l *memLink) next(t testing.TB) wire.Call {
 	t.Helper()
 	select {
@@ -63,15 +63,15 @@ func (l *memLink) next(t testing.TB) wire.Call {
 		}
 		return c
 	case <-time.After(60 * time.Second):
-		t.Fatal("the door sent nothing")
+		t.Fatal("the remote sent nothing")
 	}
 	return wire.Call{}
 }
 
-func testDoor(t testing.TB, kind Kind, max int) (*Door, *memLink, *metrics.Registry) {
+func testRemote(t testing.TB, kind Kind, max int) (*Remote, *memLink, *metrics.Registry) {
 	reg := metrics.New()
 	l := newLink()
-	return NewDoor(kind, l, DoorOptions{MaxInflight: max, Metrics: reg}), l, reg
+	return NewRemote(kind, l, RemoteOptions{MaxInflight: max, Metrics: reg}), l, reg
 }
 
 func call(id, marker string) wire.Call {
@@ -80,7 +80,7 @@ func call(id, marker string) wire.Call {
 }
 
 // ask runs Ask on its own goroutine; the answer arrives on the channel.
-func ask(d *Door, c wire.Call, timeout time.Duration) <-chan wire.Answer {
+func ask(d *Remote, c wire.Call, timeout time.Duration) <-chan wire.Answer {
 	out := make(chan wire.Answer, 1)
 	go func() { out <- d.Ask(context.Background(), c, testBounds, timeout) }()
 	return out
@@ -102,9 +102,9 @@ func wantRule(t testing.TB, a wire.Answer, r wire.Rule) {
 	}
 }
 
-func TestDoorOfflineRefusesAtOnceSendingNothing(t *testing.T) {
+func TestRemoteOfflineRefusesAtOnceSendingNothing(t *testing.T) {
 	for kind, rule := range map[Kind]wire.Rule{Page: wire.NoPage, Machine: wire.MachineUnreachable} {
-		d, l, _ := testDoor(t, kind, 0)
+		d, l, _ := testRemote(t, kind, 0)
 		l.up.Store(false)
 		a := d.Ask(context.Background(), call("c1", "x"), testBounds, time.Hour)
 		wantRule(t, a, rule)
@@ -114,8 +114,8 @@ func TestDoorOfflineRefusesAtOnceSendingNothing(t *testing.T) {
 	}
 }
 
-func TestDoorAnswerSettlesWithTheCallersID(t *testing.T) {
-	d, l, reg := testDoor(t, Machine, 0)
+func TestRemoteAnswerSettlesWithTheCallersID(t *testing.T) {
+	d, l, reg := testRemote(t, Machine, 0)
 	out := ask(d, call("same-id", "x"), time.Hour)
 	sent := l.next(t)
 	if !strings.HasPrefix(sent.CallID, "b_") || sent.CallID == "same-id" {
@@ -139,9 +139,9 @@ func TestDoorAnswerSettlesWithTheCallersID(t *testing.T) {
 	}
 }
 
-func TestDoorRuntimeRefusalsPassUnchanged(t *testing.T) {
+func TestRemoteRuntimeRefusalsPassUnchanged(t *testing.T) {
 	for _, r := range []wire.Rule{wire.HostNotAllowed, wire.FetchFailed, wire.BudgetExhausted, wire.ExecTimeout, wire.UnattributedCall, wire.MachineClosed} {
-		d, l, _ := testDoor(t, Machine, 0)
+		d, l, _ := testRemote(t, Machine, 0)
 		out := ask(d, call("c", "x"), time.Hour)
 		sent := l.next(t)
 		frame := fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":%q,"why":"peer text","budget":{"requestsUsed":3,"requestsLimit":3}}`, sent.CallID, r)
@@ -155,9 +155,9 @@ func TestDoorRuntimeRefusalsPassUnchanged(t *testing.T) {
 	}
 }
 
-func TestDoorTimeout(t *testing.T) {
+func TestRemoteTimeout(t *testing.T) {
 	for kind, rule := range map[Kind]wire.Rule{Page: wire.PageTimeout, Machine: wire.MachineTimeout} {
-		d, l, reg := testDoor(t, kind, 0)
+		d, l, reg := testRemote(t, kind, 0)
 		a := d.Ask(context.Background(), call("c", "x"), testBounds, time.Millisecond)
 		wantRule(t, a, rule)
 		if a.CallID != "c" || d.Pending() != 0 {
@@ -177,8 +177,8 @@ func TestDoorTimeout(t *testing.T) {
 	}
 }
 
-func TestDoorCallerGivingUpIsNotAChannelTimeout(t *testing.T) {
-	d, l, reg := testDoor(t, Page, 0)
+func TestRemoteCallerGivingUpIsNotAChannelTimeout(t *testing.T) {
+	d, l, reg := testRemote(t, Page, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan wire.Answer, 1)
 	go func() { out <- d.Ask(ctx, call("c", "x"), testBounds, time.Hour) }()
@@ -190,9 +190,9 @@ func TestDoorCallerGivingUpIsNotAChannelTimeout(t *testing.T) {
 	}
 }
 
-func TestDoorAbandonSettlesEveryCallClosed(t *testing.T) {
+func TestRemoteAbandonSettlesEveryCallClosed(t *testing.T) {
 	for kind, rule := range map[Kind]wire.Rule{Page: wire.PageClosed, Machine: wire.MachineClosed} {
-		d, l, reg := testDoor(t, kind, 0)
+		d, l, reg := testRemote(t, kind, 0)
 		var outs []<-chan wire.Answer
 		for i := range 5 {
 			outs = append(outs, ask(d, call(fmt.Sprint("c", i), "x"), time.Hour))
@@ -214,14 +214,14 @@ func TestDoorAbandonSettlesEveryCallClosed(t *testing.T) {
 		before := len(l.ids)
 		wantRule(t, d.Ask(context.Background(), call("late", "x"), testBounds, time.Hour), kind.offline())
 		if len(l.ids) != before {
-			t.Error("a frame was sent on an abandoned door")
+			t.Error("a frame was sent on an abandoned remote")
 		}
 		d.Abandon() // idempotent
 	}
 }
 
-func TestDoorBadFramesNeverSettle(t *testing.T) {
-	d, l, reg := testDoor(t, Machine, 0)
+func TestRemoteBadFramesNeverSettle(t *testing.T) {
+	d, l, reg := testRemote(t, Machine, 0)
 	out := ask(d, call("c", "x"), time.Hour)
 	id := l.next(t).CallID
 	bad := map[string]string{
@@ -267,11 +267,11 @@ func TestDoorBadFramesNeverSettle(t *testing.T) {
 	}
 }
 
-func TestDoorForeignAnswerSettlesNothing(t *testing.T) {
+func TestRemoteForeignAnswerSettlesNothing(t *testing.T) {
 	reg := metrics.New()
 	la, lb := newLink(), newLink()
-	a := NewDoor(Machine, la, DoorOptions{Metrics: reg})
-	b := NewDoor(Machine, lb, DoorOptions{Metrics: reg})
+	a := NewRemote(Machine, la, RemoteOptions{Metrics: reg})
+	b := NewRemote(Machine, lb, RemoteOptions{Metrics: reg})
 	outA := ask(a, call("c", "a"), time.Hour)
 	idA := la.next(t).CallID
 	if err := b.Answer(okFrame(idA, `{}`)); !errors.Is(err, ErrUnknownCall) {
@@ -284,8 +284,8 @@ func TestDoorForeignAnswerSettlesNothing(t *testing.T) {
 	wantRule(t, <-outA, wire.MachineClosed) // the abandon, not the foreign answer, settled it
 }
 
-func TestDoorOverloaded(t *testing.T) {
-	d, l, _ := testDoor(t, Page, 2)
+func TestRemoteOverloaded(t *testing.T) {
+	d, l, _ := testRemote(t, Page, 2)
 	o1, o2 := ask(d, call("1", "x"), time.Hour), ask(d, call("2", "x"), time.Hour)
 	l.next(t)
 	l.next(t)
@@ -299,8 +299,8 @@ func TestDoorOverloaded(t *testing.T) {
 	<-o2
 }
 
-func TestDoorSendFailureSettlesClosed(t *testing.T) {
-	d, l, _ := testDoor(t, Machine, 0)
+func TestRemoteSendFailureSettlesClosed(t *testing.T) {
+	d, l, _ := testRemote(t, Machine, 0)
 	l.failing.Store(true)
 	wantRule(t, d.Ask(context.Background(), call("c", "x"), testBounds, time.Hour), wire.MachineClosed)
 	if d.Pending() != 0 {
@@ -308,12 +308,12 @@ func TestDoorSendFailureSettlesClosed(t *testing.T) {
 	}
 }
 
-// TestDoorHammer runs P goroutines × N calls against doors whose peer
+// TestRemoteHammer runs P goroutines × N calls against remotes whose peer
 // answers at random (correctly, twice, after garbage, with another call's
 // id, never) while connections drop and come back. Every call must settle
 // exactly once, with its own answer or a named refusal, and nothing may be
 // left pending.
-func TestDoorHammer(t *testing.T) {
+func TestRemoteHammer(t *testing.T) {
 	P, N := 16, 400
 	if testing.Short() {
 		P, N = 4, 100
@@ -351,15 +351,15 @@ type hammer struct {
 }
 
 type hammerConn struct {
-	door *Door
-	link *memLink
+	remote *Remote
+	link   *memLink
 }
 
 // connect opens a new connection and its peer goroutine.
 func (h *hammer) connect() {
 	l := newLink()
-	c := &hammerConn{link: l, door: NewDoor(Machine, l, DoorOptions{MaxInflight: 64, Metrics: h.reg})}
-	c.door.settled = func(id string) {
+	c := &hammerConn{link: l, remote: NewRemote(Machine, l, RemoteOptions{MaxInflight: 64, Metrics: h.reg})}
+	c.remote.settled = func(id string) {
 		h.mu.Lock()
 		h.settled[id]++
 		h.mu.Unlock()
@@ -386,29 +386,29 @@ func (h *hammer) peer(c *hammerConn) {
 		switch rand.N(10) {
 		case 0: // never answered: it times out
 		case 1:
-			_ = c.door.Answer(okFrame(call.CallID, obs))
-			_ = c.door.Answer(okFrame(call.CallID, obs))
+			_ = c.remote.Answer(okFrame(call.CallID, obs))
+			_ = c.remote.Answer(okFrame(call.CallID, obs))
 		case 2:
-			_ = c.door.Answer([]byte(`{"v":1,"callId":"` + call.CallID + `","ok":true}`))
-			_ = c.door.Answer(okFrame(call.CallID, obs))
+			_ = c.remote.Answer([]byte(`{"v":1,"callId":"` + call.CallID + `","ok":true}`))
+			_ = c.remote.Answer(okFrame(call.CallID, obs))
 		case 3: // an id this connection never carried, then the answer
-			_ = c.door.Answer(okFrame("b_0", `{"m":"nobody's"}`))
+			_ = c.remote.Answer(okFrame("b_0", `{"m":"nobody's"}`))
 			if id, ok := h.foreign.Load().(string); ok {
-				_ = c.door.Answer(okFrame(id, `{"m":"another connection's"}`))
+				_ = c.remote.Answer(okFrame(id, `{"m":"another connection's"}`))
 			}
-			_ = c.door.Answer(okFrame(call.CallID, obs))
+			_ = c.remote.Answer(okFrame(call.CallID, obs))
 		case 4:
 			if rand.N(40) == 0 && h.cur.Load() == c && !h.done.Load() {
 				h.foreign.Store(call.CallID)
 				c.link.up.Store(false)
-				c.door.Abandon()
+				c.remote.Abandon()
 				h.swaps.Add(1)
 				h.connect()
 				return
 			}
 			fallthrough
 		default:
-			_ = c.door.Answer(okFrame(call.CallID, obs))
+			_ = c.remote.Answer(okFrame(call.CallID, obs))
 		}
 	}
 }
@@ -416,7 +416,7 @@ func (h *hammer) peer(c *hammerConn) {
 func (h *hammer) one(callerID string) {
 	marker := fmt.Sprint(rand.Uint64())
 	c := h.cur.Load()
-	a := c.door.Ask(context.Background(), call(callerID, marker), testBounds, time.Duration(5+rand.N(20))*time.Millisecond)
+	a := c.remote.Ask(context.Background(), call(callerID, marker), testBounds, time.Duration(5+rand.N(20))*time.Millisecond)
 	if a.CallID != callerID {
 		h.t.Errorf("answer for %q came back as %q", callerID, a.CallID)
 	}
@@ -450,7 +450,7 @@ func (h *hammer) stop() {
 	h.done.Store(true)
 	for _, c := range h.all {
 		c.link.up.Store(false)
-		c.door.Abandon()
+		c.remote.Abandon()
 		close(c.link.sent)
 	}
 	h.mu.Unlock()
@@ -461,8 +461,8 @@ func (h *hammer) check() {
 	t := h.t
 	sent := 0
 	for _, c := range h.all {
-		if c.door.Pending() != 0 {
-			t.Errorf("%d calls left pending", c.door.Pending())
+		if c.remote.Pending() != 0 {
+			t.Errorf("%d calls left pending", c.remote.Pending())
 		}
 		for _, id := range c.link.ids {
 			sent++
@@ -484,13 +484,13 @@ func (h *hammer) check() {
 	t.Logf("%d calls sent, %d reconnections", sent, h.swaps.Load())
 }
 
-// TestDoorHoldsAnswersToBounds: a peer's answer is held to the bounds of
+// TestRemoteHoldsAnswersToBounds: a peer's answer is held to the bounds of
 // the call it answers. An observation over maxOutputBytes settles
 // output-too-large (with the peer's budget); an answer, ok or refused,
 // whose budget disagrees with maxRequests settles nothing and is counted,
 // and the call still takes a valid answer afterwards.
-func TestDoorHoldsAnswersToBounds(t *testing.T) {
-	d, l, reg := testDoor(t, Page, 0)
+func TestRemoteHoldsAnswersToBounds(t *testing.T) {
+	d, l, reg := testRemote(t, Page, 0)
 	out := ask(d, call("big", "x"), time.Hour)
 	id := l.next(t).CallID
 	big := `{"blob":"` + strings.Repeat("x", testBounds.MaxOutputBytes) + `"}`

@@ -1,4 +1,4 @@
-package broker
+package plugins
 
 import (
 	"fmt"
@@ -26,9 +26,11 @@ func CacheDir(cfg *config.Config) string {
 // 1): it must be the broker user's and not writable by group or others,
 // and is created 0700 when missing. With cache, the compilation cache
 // folder is prepared too (executors.PrepareCache). Commands run it before
-// anything else so that a refusal is a configuration error. cfg.Data is
-// replaced by the folder with its links resolved (datadir.Resolve), so
-// that a link repointed after the check steers nothing later.
+// anything else so that a refusal is a configuration error; it sits beside
+// Open, which runs it too, so that no command needs the broker's server to
+// check its data. cfg.Data is replaced by the folder with its links
+// resolved (datadir.Resolve), so that a link repointed after the check
+// steers nothing later.
 func CheckData(cfg *config.Config, cache bool, logger *slog.Logger) error {
 	resolved, err := datadir.Resolve(cfg.Data)
 	if err != nil {

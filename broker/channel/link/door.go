@@ -1,4 +1,13 @@
-package channel
+// Package link is what both ends of /channel share: the executor's door
+// (call frames in, answer frames out), the bounded frame reader, the
+// keepalive and the close reasons. The broker's server (broker/channel)
+// and the environment's client (envclient, `airlock env`) both use it.
+//
+// It imports only the standard library, coder/websocket and
+// executors/wire, so an environment builds none of the broker's server
+// (routing, pairings, configuration, metrics); envclient's
+// TestEnvPathImports asserts it.
+package link
 
 import (
 	"context"
@@ -8,8 +17,8 @@ import (
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// ExecutorDoor is the peer's side of the channel (the seed calls it
-// createExecutorDoor): it turns call frames into answer frames through an
+// Door is the executor's side of the channel (the page's and an
+// environment's): it turns call frames into answer frames through an
 // executor and contains whatever the executor does wrong.
 //
 // # Notes
@@ -19,28 +28,28 @@ import (
 //     one valid answer per call.
 //   - The answer always carries the call's callId, whatever the executor
 //     put there: only the broker's id can settle the broker's call.
-type ExecutorDoor struct {
+type Door struct {
 	run wire.Executor
 	log *slog.Logger
 }
 
-// NewExecutorDoor wraps run; logger may be nil.
-func NewExecutorDoor(run wire.Executor, logger *slog.Logger) *ExecutorDoor {
+// NewDoor wraps run; logger may be nil.
+func NewDoor(run wire.Executor, logger *slog.Logger) *Door {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &ExecutorDoor{run: run, log: logger}
+	return &Door{run: run, log: logger}
 }
 
 // Call answers c, never panicking and never with an invalid answer.
-func (x *ExecutorDoor) Call(ctx context.Context, c wire.Call) wire.Answer {
+func (x *Door) Call(ctx context.Context, c wire.Call) wire.Answer {
 	a, _ := x.answer(ctx, c)
 	return a
 }
 
 // answer runs the executor under containment and returns its answer with
 // the encoded frame, which has passed wire.ParseAnswer.
-func (x *ExecutorDoor) answer(ctx context.Context, c wire.Call) (wire.Answer, []byte) {
+func (x *Door) answer(ctx context.Context, c wire.Call) (wire.Answer, []byte) {
 	a, panicked := wire.Contain(ctx, x.run, c)
 	if panicked != nil {
 		x.log.Warn("executor failed", "callId", c.CallID, "err", panicked)
@@ -63,7 +72,7 @@ func (x *ExecutorDoor) answer(ctx context.Context, c wire.Call) (wire.Answer, []
 // frame that is not a valid call is answered with its refusal when its
 // callId can be read; otherwise nil is returned (nothing to send: no call
 // could be settled by it) and the frame is logged without its content.
-func (x *ExecutorDoor) Handle(ctx context.Context, frame []byte) []byte {
+func (x *Door) Handle(ctx context.Context, frame []byte) []byte {
 	c, err := wire.ParseCall(frame)
 	if err != nil {
 		a := wire.RefuseBody(frame, err)
@@ -78,7 +87,7 @@ func (x *ExecutorDoor) Handle(ctx context.Context, frame []byte) []byte {
 }
 
 // Frame answers an already-validated call and returns the answer frame.
-func (x *ExecutorDoor) Frame(ctx context.Context, c wire.Call) []byte {
+func (x *Door) Frame(ctx context.Context, c wire.Call) []byte {
 	_, out := x.answer(ctx, c)
 	return out
 }

@@ -1,0 +1,58 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/coder/websocket"
+)
+
+// ReadFrame reads the next message of a connection that lives on after a
+// bad one: a text message of at most limit bytes. A binary or larger
+// message is read to its end without being kept and reported as
+// ErrFrameDiscarded. ReadFrame is the bound: it turns the library's own
+// read limit off, which would close the connection (1009) instead.
+func ReadFrame(conn *websocket.Conn, limit int64) ([]byte, error) {
+	conn.SetReadLimit(-1)
+	return read(conn, limit, true)
+}
+
+// ReadFirst reads the message that decides whether a connection is
+// accepted at all (an environment's hello): as ReadFrame, except that a
+// binary or larger message is not drained. The caller refuses the
+// connection, and the close handshake discards the rest within its own
+// bound, so a peer cannot keep the broker reading for the length of a
+// message it was never going to accept.
+func ReadFirst(conn *websocket.Conn, limit int64) ([]byte, error) {
+	conn.SetReadLimit(limit) // a backstop: the library allows limit+1 bytes, all read ever asks for
+	return read(conn, limit, false)
+}
+
+// read reads one text message, keeping at most one byte past limit.
+func read(conn *websocket.Conn, limit int64, drain bool) ([]byte, error) {
+	typ, r, err := conn.Reader(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	if typ != websocket.MessageText {
+		return nil, discard(r, drain)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, discard(r, drain)
+	}
+	return data, nil
+}
+
+// discard drops what is left of a message, when asked to.
+func discard(r io.Reader, drain bool) error {
+	if !drain {
+		return ErrFrameDiscarded
+	}
+	_, err := io.Copy(io.Discard, r)
+	return errors.Join(ErrFrameDiscarded, err)
+}

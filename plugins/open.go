@@ -1,0 +1,70 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/executors"
+	"github.com/airlock/airlock/metrics"
+	"github.com/airlock/airlock/plugins/bundled"
+)
+
+// Executors are one command's local tools: the wazero runtime, the table
+// of admitted programs and the catalog that fills it. `airlock serve`,
+// `airlock env` and `airlock tools` all admit tools through Open.
+type Executors struct {
+	Runtime *executors.Runtime
+	Table   *executors.Table
+	Catalog *Catalog
+}
+
+// Open checks the data directory, builds the runtime and a catalog of the
+// plugins folder (and of the bundled plugins unless cfg.NoBuiltin), scans
+// it once and then, when watch is set, watches it. reg may be nil
+// (offline). Nothing is left running when it fails.
+func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *metrics.Registry, watch bool) (*Executors, error) {
+	if err := CheckData(cfg, false, logger); err != nil {
+		return nil, fmt.Errorf("plugins: %w", err)
+	}
+	rt, err := executors.NewRuntime(ctx, executors.Config{
+		CacheDir:       CacheDir(cfg),
+		Roots:          cfg.Roots,
+		MaxConcurrent:  cfg.Exec.MaxConcurrent,
+		MaxFetchBytes:  cfg.Exec.MaxFetchBytes,
+		MaxStderrBytes: cfg.Exec.MaxStderrBytes,
+		PoolSize:       cfg.Exec.PoolSize,
+		Logger:         logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plugins: executors: %w", err)
+	}
+	var builtin fs.FS
+	if !cfg.NoBuiltin {
+		builtin = bundled.Plugins()
+	}
+	e := &Executors{Runtime: rt, Table: executors.NewTable()}
+	e.Catalog, err = New(Options{Runtime: rt, Table: e.Table, Dir: cfg.Plugins, Builtin: builtin, Logger: logger, Metrics: reg})
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
+	}
+	e.Catalog.Scan(ctx)
+	if !watch {
+		return e, nil
+	}
+	if err := e.Catalog.Watch(ctx); err != nil {
+		_ = e.Close(ctx)
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close stops the catalog (its watcher, and the programs it admitted) and
+// then the runtime, within ctx.
+func (e *Executors) Close(ctx context.Context) error {
+	return errors.Join(e.Catalog.Close(ctx), e.Runtime.Close(ctx))
+}
