@@ -2,12 +2,13 @@ package session
 
 import (
 	"context"
-	"io"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/relay"
 	"github.com/airlock/airlock/broker/relay/contract"
 )
@@ -151,25 +152,19 @@ func (k *socket) write(f []byte) error {
 	return k.conn.Write(ctx, websocket.MessageText, f)
 }
 
-// readFrame reads one message. A binary frame or one over max bytes is
-// discarded as it streams in, never buffered whole, and reported as such
-// so the contract refuses it; the connection survives.
+// readFrame reads one message with the sockets' one bounded reader: a
+// binary frame or one over max bytes is discarded as it streams in, never
+// buffered whole, and reported as such so the contract refuses it; the
+// connection survives.
 func (k *socket) readFrame(max int) (contract.Frame, error) {
-	typ, r, err := k.conn.Reader(context.Background())
-	if err != nil {
+	data, err := link.ReadFrame(k.conn, int64(max))
+	switch {
+	case errors.Is(err, link.ErrFrameBinary):
+		return contract.Frame{Binary: true}, nil
+	case errors.Is(err, link.ErrFrameTooLarge):
+		return contract.Frame{Oversize: true}, nil
+	case err != nil:
 		return contract.Frame{}, err
-	}
-	if typ == websocket.MessageBinary {
-		_, err = io.Copy(io.Discard, r)
-		return contract.Frame{Binary: true}, err
-	}
-	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
-	if err != nil {
-		return contract.Frame{}, err
-	}
-	if len(data) > max {
-		_, err = io.Copy(io.Discard, r)
-		return contract.Frame{Oversize: true}, err
 	}
 	return contract.Frame{Data: data}, nil
 }

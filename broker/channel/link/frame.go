@@ -2,7 +2,6 @@ package link
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/coder/websocket"
@@ -11,8 +10,10 @@ import (
 // ReadFrame reads the next message of a connection that lives on after a
 // bad one: a text message of at most limit bytes. A binary or larger
 // message is read to its end without being kept and reported as
-// ErrFrameDiscarded. ReadFrame is the bound: it turns the library's own
-// read limit off, which would close the connection (1009) instead.
+// ErrFrameBinary or ErrFrameTooLarge. ReadFrame is the bound: it turns the
+// library's own read limit off, which would close the connection (1009)
+// instead. It is the one bounded frame reader of Airlock's sockets: both
+// ends of /channel and the broker's /local/ws use it.
 func ReadFrame(conn *websocket.Conn, limit int64) ([]byte, error) {
 	conn.SetReadLimit(-1)
 	return read(conn, limit, true)
@@ -36,23 +37,27 @@ func read(conn *websocket.Conn, limit int64, drain bool) ([]byte, error) {
 		return nil, err
 	}
 	if typ != websocket.MessageText {
-		return nil, discard(r, drain)
+		return nil, discard(r, drain, ErrFrameBinary)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, discard(r, drain)
+		return nil, discard(r, drain, ErrFrameTooLarge)
 	}
 	return data, nil
 }
 
-// discard drops what is left of a message, when asked to.
-func discard(r io.Reader, drain bool) error {
+// discard drops what is left of a message, when asked to, and returns
+// why. A connection that fails while it is drained reports that failure
+// instead: it does not go on.
+func discard(r io.Reader, drain bool, why error) error {
 	if !drain {
-		return ErrFrameDiscarded
+		return why
 	}
-	_, err := io.Copy(io.Discard, r)
-	return errors.Join(ErrFrameDiscarded, err)
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return err
+	}
+	return why
 }

@@ -54,14 +54,14 @@ func TestReadFrameDropsAndGoesOn(t *testing.T) {
 		data string
 		want error
 	}{
-		{websocket.MessageBinary, "{}", ErrFrameDiscarded},
-		{websocket.MessageText, strings.Repeat("x", limit+1), ErrFrameDiscarded},
+		{websocket.MessageBinary, "{}", ErrFrameBinary},
+		{websocket.MessageText, strings.Repeat("x", limit+1), ErrFrameTooLarge},
 		{websocket.MessageText, strings.Repeat("y", limit), nil},
 		{websocket.MessageText, "{}", nil},
 	} {
 		write(t, client, m.typ, m.data)
 		got, err := ReadFrame(server, limit)
-		if !errors.Is(err, m.want) || (err == nil && string(got) != m.data) {
+		if !errors.Is(err, m.want) || (err == nil && string(got) != m.data) || (err != nil && !errors.Is(err, ErrFrameDiscarded)) {
 			t.Fatalf("%d bytes: got %d bytes, %v; want %v", len(m.data), len(got), err, m.want)
 		}
 	}
