@@ -329,7 +329,9 @@ func (c *Channel) watchSession(ctx context.Context, p *peer) {
 	case <-ctx.Done():
 	case <-p.sessionEnded:
 		c.mu.Lock()
-		c.kick(p, link.StatusSessionExpired, link.ReasonSessionExpired)
+		// PROTOCOL section 4.7 closes every socket of an expired session
+		// 4402 with the code's name as reason; the page's is one of them.
+		c.kick(p, websocket.StatusCode(contract.CloseCredentialExpired), string(contract.CredentialExpired))
 		c.mu.Unlock()
 		c.log.Info("page closed: its session ended", "executor", p.executor())
 	}

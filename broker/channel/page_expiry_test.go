@@ -5,8 +5,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/coder/websocket"
+
 	"github.com/airlock/airlock/broker/channel"
-	"github.com/airlock/airlock/broker/channel/link"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -32,7 +34,7 @@ func TestPageClosedWhenItsSessionEnds(t *testing.T) {
 	inflight := w.callAsync("c1", "pg")
 	page.next() // the call reached the page and is in flight
 	end()
-	page.wantClosed(link.StatusSessionExpired, link.ReasonSessionExpired)
+	page.wantClosed(websocket.StatusCode(contract.CloseCredentialExpired), string(contract.CredentialExpired))
 	if a := <-inflight; a.OK || a.Refused != wire.PageClosed {
 		t.Errorf("call in flight at expiry: %+v, want %s", a, wire.PageClosed)
 	}

@@ -15,9 +15,6 @@ import (
 	"github.com/airlock/airlock/broker/relay/contract"
 )
 
-// HostCookie is the fixed cookie name a host sends itself.
-const HostCookie = "tensorviz_local_browser"
-
 // DialOptions are the transport facts of an upgrade; tests use them to
 // play hostile pages.
 type DialOptions struct {
@@ -118,7 +115,7 @@ func Dial(ctx context.Context, base string, o DialOptions) (*Conn, error) {
 // host cookie key, and Origin set to the launch origin.
 func DialHost(ctx context.Context, base string, m *Minted) (*Conn, error) {
 	return Dial(ctx, base, DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{{Name: HostCookie, Value: m.HostCookieKey}}})
+		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}})
 }
 
 // DialView connects as a view with the cookie Bootstrap returned.

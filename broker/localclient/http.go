@@ -17,9 +17,6 @@ import (
 	"github.com/airlock/airlock/broker/relay/contract"
 )
 
-// TokenHeader carries the launch token.
-const TokenHeader = "X-Tensorviz-Token"
-
 // Client talks HTTP to one broker.
 type Client struct {
 	// Base is the broker's URL, for example http://127.0.0.1:7420.
@@ -73,7 +70,7 @@ func (c *Client) Mint(ctx context.Context, o MintOptions) (*Minted, error) {
 		body["canProposeSourceEdits"] = true
 	}
 	var out Minted
-	_, err := c.post(ctx, "/local/sessions", map[string]string{TokenHeader: c.Token}, body, http.StatusCreated, &out)
+	_, err := c.post(ctx, "/local/sessions", map[string]string{contract.TokenHeader: c.Token}, body, http.StatusCreated, &out)
 	if err != nil {
 		return nil, fmt.Errorf("localclient: mint: %w", err)
 	}
@@ -91,7 +88,7 @@ func (c *Client) Bootstrap(ctx context.Context, origin, sessionID, credential st
 		return nil, nil, fmt.Errorf("localclient: bootstrap: %w", err)
 	}
 	for _, ck := range resp.Cookies() {
-		if strings.HasPrefix(ck.Name, "tensorviz_local_browser_") {
+		if strings.HasPrefix(ck.Name, contract.ViewCookiePrefix) {
 			return ck, &info, nil
 		}
 	}

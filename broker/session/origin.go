@@ -1,8 +1,6 @@
 package session
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/url"
 	"strconv"
 	"strings"
@@ -44,20 +42,4 @@ func NormalizeOrigin(s string) (string, error) {
 		return u.Scheme + "://" + host, nil
 	}
 	return u.Scheme + "://" + host + ":" + strconv.Itoa(n), nil
-}
-
-// Cookie names of PROTOCOL section 3.
-const (
-	// HostCookie is the fixed cookie name the host sends itself.
-	HostCookie = "tensorviz_local_browser"
-	// viewCookiePrefix starts every view cookie name.
-	viewCookiePrefix = HostCookie + "_"
-)
-
-// ViewCookieName is tensorviz_local_browser_<h>, h the first 16 hex
-// characters of SHA-256 of the exact launch origin, so loopback windows on
-// different ports do not overwrite each other's cookie.
-func ViewCookieName(origin string) string {
-	sum := sha256.Sum256([]byte(origin))
-	return viewCookiePrefix + hex.EncodeToString(sum[:])[:16]
 }

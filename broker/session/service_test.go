@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 func ctxT(t testing.TB) context.Context {
@@ -83,7 +84,7 @@ func TestServiceTransportRefusal(t *testing.T) {
 	m, _ := flow(t, b)
 	ctx := ctxT(t)
 	conn, err := localclient.Dial(ctx, b.URL, localclient.DialOptions{Origin: "http://evil.example",
-		Cookies: []*http.Cookie{{Name: HostCookie, Value: m.HostCookieKey}}})
+		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ type minted struct {
 func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals bool) (minted, error) {
 	cred, credD := newSecret()
 	host, hostD := newSecret()
-	s := &Session{ID: newSessionID(), Origin: origin, CookieName: ViewCookieName(origin),
+	s := &Session{ID: newSessionID(), Origin: origin, CookieName: contract.ViewCookieName(origin),
 		ExpiresAt: expiry(st.clock.Now(), ttl), cred: credD, hostKey: hostD, ended: make(chan struct{}),
 		Caps: contract.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: propose}}
 	o := st.hubOpts
@@ -185,13 +185,13 @@ func (st *store) authenticate(cookies []*http.Cookie, origin string, viewOnly bo
 func (st *store) lookup(cookies []*http.Cookie, origin string, viewOnly bool) (*Session, contract.Role) {
 	var other *Session
 	for _, c := range cookies {
-		if c.Name == HostCookie && !viewOnly {
+		if c.Name == contract.HostCookie && !viewOnly {
 			if ref, ok := st.find(c.Value, contract.Host); ok {
 				return ref, contract.Host
 			}
 			continue
 		}
-		if !strings.HasPrefix(c.Name, viewCookiePrefix) {
+		if !strings.HasPrefix(c.Name, contract.ViewCookiePrefix) {
 			continue
 		}
 		s, ok := st.find(c.Value, contract.View)

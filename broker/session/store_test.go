@@ -104,7 +104,7 @@ func TestExpiryTombstoneAndReaper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hostC := []*http.Cookie{{Name: HostCookie, Value: m.HostCookieKey}}
+	hostC := []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}
 	viewC := []*http.Cookie{{Name: m.Session.CookieName, Value: viewKey}}
 	if _, role, err := s.store.authenticate(hostC, origin, false); err != nil || role != contract.Host {
 		t.Fatalf("host before expiry: %v %v", role, err)
@@ -151,7 +151,7 @@ func TestExpiryIsExactWithoutTheReaper(t *testing.T) {
 	st := newStore(clock, time.Hour, storeLimits{live: 10, tombstones: 10}, relayOptionsForTest(), nil)
 	m, _ := st.mint(origin, time.Second, false, true)
 	clock.now = clock.now.Add(time.Second) // no timers fire
-	if _, _, err := st.authenticate([]*http.Cookie{{Name: HostCookie, Value: m.HostCookieKey}}, origin, false); !errors.Is(err, ErrExpired) {
+	if _, _, err := st.authenticate([]*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}, origin, false); !errors.Is(err, ErrExpired) {
 		t.Fatalf("host at expiresAt: %v", err)
 	}
 	if l, ts := st.counts(); l != 0 || ts != 1 {
@@ -196,9 +196,9 @@ func TestAuthenticateCookies(t *testing.T) {
 		session *Session
 		role    contract.Role
 	}{
-		{"host", []*http.Cookie{{Name: HostCookie, Value: a.HostCookieKey}}, origin, nil, a.Session, contract.Host},
+		{"host", []*http.Cookie{{Name: contract.HostCookie, Value: a.HostCookieKey}}, origin, nil, a.Session, contract.Host},
 		{"no cookie", nil, origin, ErrNoRole, nil, 0},
-		{"view key as host", []*http.Cookie{{Name: HostCookie, Value: keyA}}, origin, ErrNoRole, nil, 0},
+		{"view key as host", []*http.Cookie{{Name: contract.HostCookie, Value: keyA}}, origin, ErrNoRole, nil, 0},
 		{"host key as view", []*http.Cookie{{Name: a.Session.CookieName, Value: a.HostCookieKey}}, origin, ErrNoRole, nil, 0},
 		{"credential as cookie", []*http.Cookie{{Name: a.Session.CookieName, Value: a.ViewCredential}}, origin, ErrNoRole, nil, 0},
 		{"view key under another origin's name", []*http.Cookie{{Name: b.Session.CookieName, Value: keyA}}, origin, ErrNoRole, nil, 0},
@@ -206,9 +206,9 @@ func TestAuthenticateCookies(t *testing.T) {
 		{"both views, origin picks", []*http.Cookie{viewB, viewA}, origin, nil, a.Session, contract.View},
 		{"both views, other origin picks", []*http.Cookie{viewA, viewB}, otherOrigin, nil, b.Session, contract.View},
 		{"valid cookie, wrong origin", []*http.Cookie{viewA}, "http://127.0.0.1:9999", ErrOriginMismatch, nil, 0},
-		{"planted host cookie does not hide the view", []*http.Cookie{{Name: HostCookie, Value: "junk"}, viewA}, origin, nil, a.Session, contract.View},
-		{"host, wrong origin", []*http.Cookie{{Name: HostCookie, Value: a.HostCookieKey}}, otherOrigin, ErrOriginMismatch, nil, 0},
-		{"host, no origin", []*http.Cookie{{Name: HostCookie, Value: a.HostCookieKey}}, "", ErrOriginMismatch, nil, 0},
+		{"planted host cookie does not hide the view", []*http.Cookie{{Name: contract.HostCookie, Value: "junk"}, viewA}, origin, nil, a.Session, contract.View},
+		{"host, wrong origin", []*http.Cookie{{Name: contract.HostCookie, Value: a.HostCookieKey}}, otherOrigin, ErrOriginMismatch, nil, 0},
+		{"host, no origin", []*http.Cookie{{Name: contract.HostCookie, Value: a.HostCookieKey}}, "", ErrOriginMismatch, nil, 0},
 	}
 	for _, c := range cases {
 		sess, role, err := s.store.authenticate(c.cookies, c.origin, false)
@@ -244,8 +244,8 @@ func TestViewCookieValid(t *testing.T) {
 	}
 	for name, c := range map[string]*http.Cookie{
 		"wrong value": {Name: a.Session.CookieName, Value: key + "x"},
-		"host cookie": {Name: HostCookie, Value: a.HostCookieKey},
-		"wrong name":  {Name: ViewCookieName("http://other"), Value: key},
+		"host cookie": {Name: contract.HostCookie, Value: a.HostCookieKey},
+		"wrong name":  {Name: contract.ViewCookieName("http://other"), Value: key},
 	} {
 		if s.ViewCookieValid(requestWith([]*http.Cookie{c})) {
 			t.Errorf("%s: valid", name)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -27,7 +28,7 @@ func TestTombstoneCap(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, m.Session.ID)
-		hosts = append(hosts, []*http.Cookie{{Name: HostCookie, Value: m.HostCookieKey}})
+		hosts = append(hosts, []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}})
 		clock.now = clock.now.Add(time.Second)
 		if _, _, err := st.authenticate(hosts[len(hosts)-1], origin, false); !errors.Is(err, ErrExpired) {
 			t.Fatalf("session %d at expiresAt: %v", len(ids), err)

@@ -16,7 +16,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
@@ -78,7 +78,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	if err != nil {
 		return err
 	}
-	req.Header.Set(localclient.TokenHeader, c.Token)
+	req.Header.Set(contract.TokenHeader, c.Token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

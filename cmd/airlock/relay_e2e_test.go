@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // End-to-end tests of /local/ws, one per rule of issue 3, over real
@@ -49,7 +50,7 @@ func (s *session) addView(t *testing.T) *sock {
 }
 
 func (s *session) hostCookie() *http.Cookie {
-	return &http.Cookie{Name: localclient.HostCookie, Value: s.m.HostCookieKey}
+	return &http.Cookie{Name: contract.HostCookie, Value: s.m.HostCookieKey}
 }
 
 func TestRelayTransportChecks(t *testing.T) {
@@ -76,7 +77,7 @@ func TestRelayTransportChecks(t *testing.T) {
 		{"valid host cookie, wrong origin", "http://evil.example", []*http.Cookie{s.hostCookie()}, 4403, "INVALID_ORIGIN"},
 		{"expired cookie, wrong origin: origin first", "http://evil.example", []*http.Cookie{expiredCk}, 4403, "INVALID_ORIGIN"},
 		{"expired view cookie", expired.LaunchOrigin, []*http.Cookie{expiredCk}, 4402, "CREDENTIAL_EXPIRED"},
-		{"expired host cookie", expired.LaunchOrigin, []*http.Cookie{{Name: localclient.HostCookie, Value: expired.HostCookieKey}}, 4402, "CREDENTIAL_EXPIRED"},
+		{"expired host cookie", expired.LaunchOrigin, []*http.Cookie{{Name: contract.HostCookie, Value: expired.HostCookieKey}}, 4402, "CREDENTIAL_EXPIRED"},
 	}
 	for _, c := range cases {
 		a := p.dial(t, c.name, localclient.DialOptions{Origin: c.origin, Cookies: c.cookies, SessionID: s.m.WorkspaceSessionID})

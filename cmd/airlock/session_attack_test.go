@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // Attacks as a hostile page would try them. Each is refused with the
@@ -112,10 +113,10 @@ func TestAttackCrossRoleKeys(t *testing.T) {
 		t.Fatalf("host key as a view credential: %d %s", status, body)
 	}
 	for name, ck := range map[string]*http.Cookie{
-		"view cookie used as the host":      {Name: localclient.HostCookie, Value: s.ck.Value},
+		"view cookie used as the host":      {Name: contract.HostCookie, Value: s.ck.Value},
 		"host key in the view cookie":       {Name: s.ck.Name, Value: s.m.HostCookieKey},
 		"fragment credential as the cookie": {Name: s.ck.Name, Value: s.m.ViewCredential},
-		"credential as the host cookie":     {Name: localclient.HostCookie, Value: s.m.ViewCredential},
+		"credential as the host cookie":     {Name: contract.HostCookie, Value: s.m.ViewCredential},
 		"view key under another name":       {Name: s.ck.Name[:len(s.ck.Name)-1] + "0", Value: s.ck.Value},
 	} {
 		a := p.dial(t, name, localclient.DialOptions{Origin: s.m.LaunchOrigin, Cookies: []*http.Cookie{ck}, SessionID: s.m.WorkspaceSessionID})
@@ -150,7 +151,7 @@ func TestAttackPlantedHostCookie(t *testing.T) {
 	p := startSessions(t)
 	s := connect(t, p, 0, localclient.MintOptions{})
 	v := p.dial(t, "view with a planted cookie", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{{Name: localclient.HostCookie, Value: "planted"}, s.ck}})
+		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: "planted"}, s.ck}})
 	c, err := v.Hello(tctx(t))
 	if err != nil || c.Role != "view" {
 		t.Fatalf("view: %+v %v", c, err)

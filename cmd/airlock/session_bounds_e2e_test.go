@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // End-to-end tests of issue 7's session bounds: tombstones count toward
@@ -125,7 +126,7 @@ func TestSessionTombstoneCap(t *testing.T) {
 			t.Fatalf("newer tombstone: %d %s, want 410", st, code)
 		}
 	}
-	host := &http.Cookie{Name: localclient.HostCookie, Value: a.HostCookieKey}
+	host := &http.Cookie{Name: contract.HostCookie, Value: a.HostCookieKey}
 	if code, reason := dialOrigins(t, p, []string{a.LaunchOrigin}, host); code != 4401 || reason != "INVALID_CREDENTIALS" {
 		t.Fatalf("the deleted tombstone's host cookie: %d %q", code, reason)
 	}

@@ -310,7 +310,7 @@ func TestSessionExpiryTombstoneReaper(t *testing.T) {
 	if status != 410 || errorCode(body) != "CREDENTIAL_EXPIRED" {
 		t.Fatalf("bootstrap on a tombstone: %d %s", status, body)
 	}
-	for name, c := range map[string]*http.Cookie{"host": {Name: localclient.HostCookie, Value: m.HostCookieKey}, "view": ck} {
+	for name, c := range map[string]*http.Cookie{"host": {Name: contract.HostCookie, Value: m.HostCookieKey}, "view": ck} {
 		s := p.dial(t, name, localclient.DialOptions{Origin: m.LaunchOrigin, Cookies: []*http.Cookie{c}})
 		s.closed(4402, "CREDENTIAL_EXPIRED")
 	}
@@ -319,7 +319,7 @@ func TestSessionExpiryTombstoneReaper(t *testing.T) {
 		return status == 401
 	})
 	s := p.dial(t, "host after reaping", localclient.DialOptions{Origin: m.LaunchOrigin,
-		Cookies: []*http.Cookie{{Name: localclient.HostCookie, Value: m.HostCookieKey}}})
+		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}})
 	s.closed(4401, "INVALID_CREDENTIALS")
 	if live, tomb := p.metric(t, `airlock_sessions{state="live"}`), p.metric(t, `airlock_sessions{state="tombstone"}`); live != 0 || tomb != 0 {
 		t.Fatalf("sessions accumulate: live %v tombstone %v", live, tomb)

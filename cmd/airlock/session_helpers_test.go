@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // Helpers of the session and relay end-to-end tests: a broker with a
@@ -90,7 +91,7 @@ func (p *proc) dial(t *testing.T, name string, o localclient.DialOptions) *sock 
 func (p *proc) host(t *testing.T, m *localclient.Minted) (*sock, *localclient.Connected) {
 	t.Helper()
 	s := p.dial(t, "host", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{{Name: localclient.HostCookie, Value: m.HostCookieKey}}})
+		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}})
 	c, err := s.Hello(tctx(t))
 	if err != nil {
 		t.Fatalf("host hello: %v", err)

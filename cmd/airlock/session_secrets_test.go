@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // TestSessionSecretsNeverLeak runs the whole flow with debug logging,
@@ -26,7 +27,7 @@ func TestSessionSecretsNeverLeak(t *testing.T) {
 	collect(bootstrapRaw(p, "http://evil.example", s.m.WorkspaceSessionID, s.m.ViewCredential, nil))
 	collect(p.do("POST", "/local/sessions", map[string]string{"X-Tensorviz-Token": sessionToken + "x"}, []byte(`{"launchOrigin":"http://127.0.0.1:1"}`)))
 	collect(p.do("POST", "/local/sessions", map[string]string{"X-Tensorviz-Token": sessionToken}, []byte(`{"launchOrigin":"`+s.m.ViewCredential+`"}`)))
-	for _, ck := range []*http.Cookie{{Name: localclient.HostCookie, Value: s.ck.Value}, s.ck} {
+	for _, ck := range []*http.Cookie{{Name: contract.HostCookie, Value: s.ck.Value}, s.ck} {
 		a := p.dial(t, "attacker", localclient.DialOptions{Origin: "http://evil.example", Cookies: []*http.Cookie{ck}})
 		_, err := a.Receive(tctx(t))
 		bodies = append(bodies, err.Error())

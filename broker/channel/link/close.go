@@ -1,10 +1,9 @@
 package link
 
-import "github.com/coder/websocket"
-
 // Close reasons on /channel (PROTOCOL section 6). They are the whole
-// vocabulary a peer may see in a close frame from the broker; each names
-// the close code it goes with.
+// vocabulary a peer may see in a close frame from the broker, besides the
+// /local code CREDENTIAL_EXPIRED (4402) that closes a page whose session
+// ended; each names the close code it goes with.
 const (
 	// ReasonUnauthenticated closes (1008) a connection with a foreign
 	// Origin, a loopback page without the view cookie when one is
@@ -24,13 +23,4 @@ const (
 	ReasonEnvironmentReplaced = "environment-replaced"
 	// ReasonGoingAway closes (1001) every peer when the broker stops.
 	ReasonGoingAway = "going away"
-	// ReasonSessionExpired closes (StatusSessionExpired, 4402) a page
-	// when the session whose view cookie admitted it ends: PROTOCOL
-	// section 4 closes every socket of an expired session 4402 with the
-	// code's name as reason, and the page's is one of them.
-	ReasonSessionExpired = "CREDENTIAL_EXPIRED"
 )
-
-// StatusSessionExpired is the close code that goes with
-// ReasonSessionExpired: 4402, as on /local/ws.
-const StatusSessionExpired websocket.StatusCode = 4402

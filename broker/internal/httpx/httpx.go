@@ -165,9 +165,6 @@ func (t Token) Matches(presented string) bool {
 	return t.set && subtle.ConstantTimeCompare(d[:], t.digest[:]) == 1
 }
 
-// TokenHeader carries the launch token.
-const TokenHeader = "X-Tensorviz-Token"
-
 // TokenGuard answers 404 when no token is configured (inert by default) and
 // 401 INVALID_CREDENTIALS when the request does not present it.
 func TokenGuard(t Token, refused Refusal, next http.Handler) http.Handler {
@@ -176,7 +173,7 @@ func TokenGuard(t Token, refused Refusal, next http.Handler) http.Handler {
 			WriteError(w, contract.NotFound)
 			return
 		}
-		if !t.Matches(r.Header.Get(TokenHeader)) {
+		if !t.Matches(r.Header.Get(contract.TokenHeader)) {
 			refused(endpointOf(r.URL.Path), contract.InvalidCredentials)
 			WriteError(w, contract.InvalidCredentials)
 			return

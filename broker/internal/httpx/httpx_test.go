@@ -65,7 +65,7 @@ func TestGuards(t *testing.T) {
 	for _, c := range cases {
 		r := httptest.NewRequest("GET", "/v1/tools", nil)
 		r.Host = c.host
-		r.Header.Set(TokenHeader, c.token)
+		r.Header.Set(contract.TokenHeader, c.token)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != c.status {
