@@ -14,16 +14,18 @@ import (
 )
 
 // Call runs one call and answers it, never with a malformed answer.
-// It does not recover panics: a bug here is caught once, by whoever runs
-// the call for its caller (wire.Contain, in the router and the channel
-// door), and the deferred releases below still run while it unwinds. Checks run in the contract's order: admitted
-// descriptor (unattributed-call), boundsEcho (bounds-mismatch), declared
-// tool (unknown-tool), args against the inputSchema (args-invalid), the
+// Checks run in the contract's order: admitted descriptor
+// (unattributed-call), boundsEcho (bounds-mismatch), declared tool
+// (unknown-tool), args against the inputSchema (args-invalid), the
 // concurrency bound (overloaded), then the run under every other bound.
 //
 // Every answer carries budget {requestsUsed, requestsLimit: maxRequests};
 // requestsUsed counts the fetches this call started (see fetch.go).
-func (p *Program) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
+//
+// Call does not recover panics: a bug here is caught once, by whoever
+// runs the call for its caller (wire.Contain, in the router and the
+// channel door), and the deferred releases below run while it unwinds.
+func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	limit := p.d.Bounds.MaxRequests
 	if !wire.ValidID(c.CallID) {
 		return wire.Refuse(wire.UnreadableCallID, wire.Malformed, &wire.Budget{RequestsLimit: limit})

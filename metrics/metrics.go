@@ -109,7 +109,7 @@ func New() *Registry {
 	r.ConnectionsRefused = counter("connections_refused_total", "Connections refused 503 because the connection cap was full and none could be evicted.").WithLabelValues()
 	r.ConnectionsEvicted = counter("connections_evicted_total", "Connections closed to make room under the cap, by what they were waiting for: headers, body, idle, upgrade (a WebSocket not yet authenticated) or writing (a response the client is not reading).", "phase")
 
-	r.ChannelCalls = counter("channel_calls_total", "Calls through an executor door, by peer kind and outcome.", "peer", "outcome")
+	r.ChannelCalls = counter("channel_calls_total", "Calls routed to an executor, by peer kind and outcome.", "peer", "outcome")
 	r.ChannelTimeouts = counter("channel_timeouts_total", "Channel calls settled by timeout, by peer kind.", "peer")
 	r.ChannelInflight = gauge("channel_inflight", "Channel calls awaiting an answer, by peer kind.", "peer")
 	r.ChannelPeers = gauge("channel_peers", "Connected executor peers, by kind.", "peer")

@@ -80,7 +80,7 @@ func TestUnattributedAndLabels(t *testing.T) {
 	r.Call(context.Background(), call("d", "t"))
 	for labels, want := range map[[3]string]float64{
 		{metrics.Other, metrics.Other, "unattributed-call"}: 1,
-		{"d", metrics.Other, "ok"}:                          1, // the door answered; the tool name was not declared
+		{"d", metrics.Other, "ok"}:                          1, // the executor answered; the tool name was not declared
 		{"d", "t", "ok"}:                                    1,
 	} {
 		if got := testutil.ToFloat64(reg.ToolCalls.WithLabelValues(labels[:]...)); got != want {
