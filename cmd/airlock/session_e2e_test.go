@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // End-to-end tests of minting, bootstrap, cookies and expiry, one per rule
@@ -313,7 +314,7 @@ func TestSessionExpiryTombstoneReaper(t *testing.T) {
 		s := p.dial(t, name, localclient.DialOptions{Origin: m.LaunchOrigin, Cookies: []*http.Cookie{c}})
 		s.closed(4402, "CREDENTIAL_EXPIRED")
 	}
-	eventuallyE2E(t, "the reaper deletes the tombstone", func() bool {
+	testkit.Eventually(t, "the reaper deletes the tombstone", func() bool {
 		status, _, _ := bootstrapRaw(p, m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential, nil)
 		return status == 401
 	})
