@@ -5,9 +5,9 @@
 //
 // It imports only the standard library, so any package's tests can use
 // it without an import cycle, and no product package imports it (a test
-// checks that the binary does not link it). RATIONALE.md, "Why is the
-// test kit an exported package under executors/?", says why it lives
-// here.
+// checks that the binary does not link it). Why it lives here:
+// RATIONALE.md, "Why are the test kits exported packages, the shared one
+// under `executors/`?".
 package testkit
 
 import (

@@ -8,7 +8,8 @@
 //
 // Only tests import it (a test of executors/testkit checks the binary
 // does not link it); it is not internal because cmd/airlock's tests use
-// it too (RATIONALE.md, "Why are test kits exported packages?").
+// it too (RATIONALE.md, "Why are the test kits exported packages, the
+// shared one under `executors/`?").
 package localclienttest
 
 import (
