@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -201,7 +202,7 @@ func TestFetchIgnoresProxyEnvironment(t *testing.T) {
 	t.Setenv("HTTP_PROXY", proxy.URL)
 	t.Setenv("http_proxy", proxy.URL)
 	r := newRuntime(t, Config{})
-	p := load(t, r, guestDescriptor("guest", fetchBounds(1, srv.hostport())), fixture(t, "guest-reactor.wasm"))
+	p := load(t, r, guestDescriptor("guest", fetchBounds(1, srv.hostport())), testkit.Fixture(t, "guest-reactor.wasm"))
 	wantOK(t, call(t, p, "fetch", fmt.Sprintf(`{"url":%q}`, srv.URL+"/ok")))
 	if proxy.hits.Load() != 0 || srv.hits.Load() != 1 {
 		t.Fatalf("proxy hits %d, server hits %d", proxy.hits.Load(), srv.hits.Load())

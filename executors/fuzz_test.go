@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -67,7 +68,7 @@ func fuzzTarget(t *testing.T) *Program {
 			t.Fatal(err)
 		}
 		d := guestDescriptor("guest", defaultBounds())
-		p, err := r.Load(context.Background(), d, fixture(t, "guest-reactor.wasm"))
+		p, err := r.Load(context.Background(), d, testkit.Fixture(t, "guest-reactor.wasm"))
 		if err != nil {
 			t.Fatal(err)
 		}

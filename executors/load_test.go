@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -25,7 +26,7 @@ func wantReason(t *testing.T, err error, reason string) {
 
 func TestAdmission(t *testing.T) {
 	r := newRuntime(t, Config{})
-	guest := fixture(t, "guest.wasm")
+	guest := testkit.Fixture(t, "guest.wasm")
 	for _, c := range []struct {
 		file, reason string
 		memoryMiB    int
@@ -42,7 +43,7 @@ func TestAdmission(t *testing.T) {
 	} {
 		b := defaultBounds()
 		b.MemoryMiB = c.memoryMiB
-		p, err := r.Load(context.Background(), guestDescriptor("guest", b), fixture(t, c.file))
+		p, err := r.Load(context.Background(), guestDescriptor("guest", b), testkit.Fixture(t, c.file))
 		if c.reason == "" {
 			if err != nil {
 				t.Fatalf("%s: %v", c.file, err)
@@ -64,7 +65,7 @@ func TestAdmission(t *testing.T) {
 func TestStyleDetection(t *testing.T) {
 	r := newRuntime(t, Config{})
 	for file, want := range map[string]style{"guest.wasm": styleCommand, "guest-reactor.wasm": styleReactor} {
-		if p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, file)); p.style != want {
+		if p := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, file)); p.style != want {
 			t.Fatalf("%s detected as %v", file, p.style)
 		}
 	}
@@ -84,7 +85,7 @@ func TestSchemaAdmission(t *testing.T) {
 	} {
 		d := guestDescriptor("guest", defaultBounds())
 		d.Tools[0].InputSchema = json.RawMessage(schema)
-		p, err := r.Load(context.Background(), d, fixture(t, "silent.wasm"))
+		p, err := r.Load(context.Background(), d, testkit.Fixture(t, "silent.wasm"))
 		if reason == "" {
 			if err != nil {
 				t.Fatalf("%s: %v", schema, err)
@@ -104,11 +105,11 @@ func TestDescriptorInvalid(t *testing.T) {
 	r := newRuntime(t, Config{})
 	d := guestDescriptor("guest", defaultBounds())
 	d.Tools = nil
-	_, err := r.Load(context.Background(), d, fixture(t, "silent.wasm"))
+	_, err := r.Load(context.Background(), d, testkit.Fixture(t, "silent.wasm"))
 	wantReason(t, err, ReasonDescriptorInvalid)
 	d = guestDescriptor("guest", defaultBounds())
 	d.Bounds.TimeoutMs = 0
-	_, err = r.Load(context.Background(), d, fixture(t, "silent.wasm"))
+	_, err = r.Load(context.Background(), d, testkit.Fixture(t, "silent.wasm"))
 	wantReason(t, err, ReasonDescriptorInvalid)
 }
 
@@ -117,7 +118,7 @@ func TestDescriptorInvalid(t *testing.T) {
 func TestDescriptorIsCopied(t *testing.T) {
 	r := newRuntime(t, Config{})
 	d := guestDescriptor("guest", fetchBounds(1, "example.com"))
-	p := load(t, r, d, fixture(t, "silent.wasm"))
+	p := load(t, r, d, testkit.Fixture(t, "silent.wasm"))
 	d.Bounds.AllowedHosts[0] = "evil.example"
 	d.Tools[0].Name = "renamed"
 	got := p.Descriptor()
@@ -133,7 +134,7 @@ func TestDescriptorIsCopied(t *testing.T) {
 func TestCompilationCache(t *testing.T) {
 	dir := t.TempDir()
 	d := guestDescriptor("guest", defaultBounds())
-	module := fixture(t, "unreachable.wasm")
+	module := testkit.Fixture(t, "unreachable.wasm")
 	first := newRuntime(t, Config{CacheDir: dir})
 	load(t, first, d, module)
 	before := cacheFiles(t, dir)
@@ -175,15 +176,15 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestReadBinary(t *testing.T) {
-	info, err := readBinary(fixture(t, "imports-global.wasm"))
+	info, err := readBinary(testkit.Fixture(t, "imports-global.wasm"))
 	if err != nil || len(info.imports) != 1 || info.imports[0] != (wasmImport{"airlock", "counter", kindGlobal}) {
 		t.Fatalf("imports-global: %+v %v", info, err)
 	}
-	info, err = readBinary(fixture(t, "hugemem.wasm"))
+	info, err = readBinary(testkit.Fixture(t, "hugemem.wasm"))
 	if err != nil || info.minPages != 2048 {
 		t.Fatalf("hugemem: %+v %v", info, err)
 	}
-	info, err = readBinary(fixture(t, "guest.wasm"))
+	info, err = readBinary(testkit.Fixture(t, "guest.wasm"))
 	if err != nil || len(info.imports) == 0 || info.minPages == 0 {
 		t.Fatalf("guest: %d imports, %d pages, %v", len(info.imports), info.minPages, err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -42,22 +40,6 @@ func (a afterRun) Run() int {
 		}
 	}
 	return code
-}
-
-var fixtureCache sync.Map // name -> []byte
-
-// fixture reads testdata/fixtures/name.
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	if b, ok := fixtureCache.Load(name); ok {
-		return b.([]byte)
-	}
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "fixtures", name))
-	if err != nil {
-		t.Fatalf("fixture %s: %v", name, err)
-	}
-	fixtureCache.Store(name, b)
-	return b
 }
 
 // newRuntime makes a Runtime on the shared cache and closes it with the

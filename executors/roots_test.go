@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -87,7 +88,7 @@ func TestRoots(t *testing.T) {
 func TestRootsNotMountedUnlessNamed(t *testing.T) {
 	base := rootFixture(t)
 	r := newRuntime(t, Config{Roots: map[string]string{"notes": filepath.Join(base, "notes")}})
-	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest-reactor.wasm"))
 	wantRule(t, call(t, p, "readfile", `{"path":"/notes/a.txt"}`), wire.ExecThrew)
 }
 
@@ -98,7 +99,7 @@ func TestRootUnmapped(t *testing.T) {
 	for _, roots := range [][]string{{"other"}, {"notes", "gone"}} {
 		b := defaultBounds()
 		b.Roots = roots
-		_, err := r.Load(context.Background(), guestDescriptor("guest", b), fixture(t, "silent.wasm"))
+		_, err := r.Load(context.Background(), guestDescriptor("guest", b), testkit.Fixture(t, "silent.wasm"))
 		wantReason(t, err, ReasonRootUnmapped)
 		if strings.Contains(err.Error(), base) && roots[0] == "other" {
 			t.Fatalf("unexpected path in error: %v", err)

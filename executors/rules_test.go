@@ -1,7 +1,6 @@
 package executors
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -23,7 +23,7 @@ func forStyles(t *testing.T, cfg Config, b wire.Bounds, f func(t *testing.T, p *
 	for _, st := range styles {
 		t.Run(st.name, func(t *testing.T) {
 			r := newRuntime(t, cfg)
-			f(t, load(t, r, guestDescriptor("guest", b), fixture(t, st.file)))
+			f(t, load(t, r, guestDescriptor("guest", b), testkit.Fixture(t, st.file)))
 		})
 	}
 }
@@ -94,12 +94,12 @@ func TestExecThrew(t *testing.T) {
 
 func TestExecThrewCommandOutput(t *testing.T) {
 	r := newRuntime(t, Config{})
-	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest.wasm"))
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest.wasm"))
 	wantRule(t, call(t, p, "nojson", `{}`), wire.ExecThrew)
 	wantRule(t, call(t, p, "twojson", `{}`), wire.ExecThrew)
 	for _, file := range []string{"unreachable.wasm", "silent.wasm"} {
 		d := guestDescriptor("tiny", defaultBounds())
-		wantRule(t, call(t, load(t, r, d, fixture(t, file)), "echo", `{}`), wire.ExecThrew)
+		wantRule(t, call(t, load(t, r, d, testkit.Fixture(t, file)), "echo", `{}`), wire.ExecThrew)
 	}
 }
 
@@ -154,7 +154,7 @@ func TestArgsInvalid(t *testing.T) {
 	r := newRuntime(t, Config{})
 	d := guestDescriptor("guest", defaultBounds())
 	d.Tools[0].InputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`)
-	p := load(t, r, d, fixture(t, "guest-reactor.wasm"))
+	p := load(t, r, d, testkit.Fixture(t, "guest-reactor.wasm"))
 	wantOK(t, call(t, p, "echo", `{"n":3}`))
 	for _, args := range []string{`{}`, `{"n":"3"}`, `{"n":0}`, `{"n":1,"x":2}`, `{"n":1,"n":2}`,
 		`[1]`, `"s"`, `{"n":1`, "{\"n\":1,\"s\":\"\xff\"}"} {
@@ -222,7 +222,7 @@ func (g *gate) hold(t *testing.T, p *Program) <-chan wire.Answer {
 		done <- p.Call(context.Background(), wire.Call{V: 1, CallID: "held", Tool: "fetch",
 			DescriptorID: p.d.DescriptorID, Args: json.RawMessage(`{"url":"` + g.srv.URL + `"}`), BoundsEcho: p.boundsCanon})
 	}()
-	waitFor(t, func() bool { return len(p.sem) == 1 })
+	testkit.Eventually(t, "the held call to take its slot", func() bool { return len(p.sem) == 1 })
 	return done
 }
 
@@ -231,17 +231,6 @@ func (g *gate) open() {
 	release, once := g.release, g.once
 	g.mu.Unlock()
 	once.Do(func() { close(release) })
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // TestExecutorPanicIsExecThrew: a bug that panics inside a call is not
@@ -278,7 +267,7 @@ func TestRetireWaitsForInFlight(t *testing.T) {
 		done := g.hold(t, p)
 		closed := make(chan error)
 		go func() { closed <- p.Close(context.Background()) }()
-		waitFor(t, func() bool { p.life.mu.Lock(); defer p.life.mu.Unlock(); return p.life.retired != "" })
+		testkit.Eventually(t, "Close to retire the program", func() bool { p.life.mu.Lock(); defer p.life.mu.Unlock(); return p.life.retired != "" })
 		wantRule(t, call(t, p, "echo", `{}`), wire.UnattributedCall)
 		// That Close cannot return with the call in flight is proved
 		// without a clock by TestRetireBoundedByContext; here the held call
@@ -299,7 +288,7 @@ func TestRetireWaitsForInFlight(t *testing.T) {
 func TestRetireBoundedByContext(t *testing.T) {
 	g := newGate(t)
 	r := newRuntime(t, Config{})
-	p := load(t, r, guestDescriptor("guest", g.bounds()), fixture(t, "guest-reactor.wasm"))
+	p := load(t, r, guestDescriptor("guest", g.bounds()), testkit.Fixture(t, "guest-reactor.wasm"))
 	done := g.hold(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -321,7 +310,7 @@ func TestRuntimeCloseShutsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := r.Load(context.Background(), guestDescriptor("guest", defaultBounds()), fixture(t, "silent.wasm"))
+	p, err := r.Load(context.Background(), guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "silent.wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +318,7 @@ func TestRuntimeCloseShutsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRule(t, call(t, p, "echo", `{}`), wire.ShuttingDown)
-	if _, err := r.Load(context.Background(), guestDescriptor("guest", defaultBounds()), fixture(t, "silent.wasm")); !errors.Is(err, ErrRuntimeClosed) {
+	if _, err := r.Load(context.Background(), guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "silent.wasm")); !errors.Is(err, ErrRuntimeClosed) {
 		t.Fatalf("Load after Close = %v", err)
 	}
 	if err := p.Close(context.Background()); err != nil {
@@ -339,7 +328,7 @@ func TestRuntimeCloseShutsDown(t *testing.T) {
 
 func TestReactorReuseAndDiscard(t *testing.T) {
 	r := newRuntime(t, Config{PoolSize: 1})
-	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest-reactor.wasm"))
 	count := func() float64 { return wantOK(t, call(t, p, "counter", `{}`))["calls"].(float64) }
 	if a, b := count(), count(); a != 1 || b != 2 {
 		t.Fatalf("pooled instance not reused: %v then %v", a, b)
@@ -353,7 +342,7 @@ func TestReactorReuseAndDiscard(t *testing.T) {
 
 func TestCommandIsFreshPerCall(t *testing.T) {
 	r := newRuntime(t, Config{})
-	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest.wasm"))
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest.wasm"))
 	for range 3 {
 		if c := wantOK(t, call(t, p, "counter", `{}`))["calls"]; c != 1.0 {
 			t.Fatalf("command instance reused: counter %v", c)
@@ -361,30 +350,12 @@ func TestCommandIsFreshPerCall(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func debugLogger(buf *syncBuffer) *slog.Logger {
+func debugLogger(buf *testkit.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 func TestStderrBoundedAndLogged(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.Buffer
 	forStyles(t, Config{MaxStderrBytes: 100, Logger: debugLogger(&logs)}, defaultBounds(), func(t *testing.T, p *Program) {
 		wantOK(t, call(t, p, "stderr", `{"n":100000}`))
 		out := logs.String()
@@ -395,9 +366,9 @@ func TestStderrBoundedAndLogged(t *testing.T) {
 }
 
 func TestGuestLogBounded(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.Buffer
 	r := newRuntime(t, Config{Logger: debugLogger(&logs)})
-	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest-reactor.wasm"))
 	wantOK(t, call(t, p, "log", `{"msg":"hello from the guest","n":100}`))
 	out := logs.String()
 	if n := strings.Count(out, "hello from the guest"); n != maxLogLines {
@@ -412,7 +383,7 @@ func TestGuestLogBounded(t *testing.T) {
 
 func TestCallEnvelopeEdges(t *testing.T) {
 	r := newRuntime(t, Config{})
-	p := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	p := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest-reactor.wasm"))
 	a := p.Call(context.Background(), wire.Call{CallID: "", Tool: "echo", DescriptorID: "guest",
 		Args: json.RawMessage(`{}`), BoundsEcho: p.boundsCanon})
 	mustParse(t, a)

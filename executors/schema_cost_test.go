@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // enumSchema is a schema of exactly nodes expanded nodes: the root object,
@@ -98,7 +100,7 @@ func TestSchemaBombRefusedAtAdmission(t *testing.T) {
 	load := func(schema string) (*Program, error) {
 		d := guestDescriptor("guest", defaultBounds())
 		d.Tools[0].InputSchema = json.RawMessage(schema)
-		return r.Load(context.Background(), d, fixture(t, "silent.wasm"))
+		return r.Load(context.Background(), d, testkit.Fixture(t, "silent.wasm"))
 	}
 	for _, n := range []int{20, 40, 200} {
 		_, err := load(bombSchema(n))

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -22,7 +23,7 @@ func TestTable(t *testing.T) {
 		t.Fatalf("unattributed-call carries a budget: %+v", a.Budget)
 	}
 
-	p1 := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "guest-reactor.wasm"))
+	p1 := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest-reactor.wasm"))
 	c.BoundsEcho = p1.boundsCanon
 	if old := tab.Put(p1); old != nil {
 		t.Fatal("Put into an empty table returned an old program")
@@ -34,12 +35,12 @@ func TestTable(t *testing.T) {
 		t.Fatalf("routed call answered %+v", a)
 	}
 
-	p2 := load(t, r, guestDescriptor("guest", defaultBounds()), fixture(t, "silent.wasm"))
+	p2 := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "silent.wasm"))
 	if old := tab.Put(p2); old != p1 {
 		t.Fatal("Put did not return the replaced program")
 	}
 	wantRule(t, tab.Call(context.Background(), c), wire.ExecThrew) // silent.wasm answers nothing
-	pa := load(t, r, guestDescriptor("alpha", defaultBounds()), fixture(t, "silent.wasm"))
+	pa := load(t, r, guestDescriptor("alpha", defaultBounds()), testkit.Fixture(t, "silent.wasm"))
 	tab.Put(pa)
 	ds := tab.Descriptors()
 	if len(ds) != 2 || ds[0].DescriptorID != "alpha" || ds[1].DescriptorID != "guest" {
@@ -64,7 +65,7 @@ func TestTableConcurrent(t *testing.T) {
 	tab := NewTable()
 	var progs []*Program
 	for i := range 4 {
-		progs = append(progs, load(t, r, guestDescriptor(fmt.Sprintf("d%d", i), defaultBounds()), fixture(t, "silent.wasm")))
+		progs = append(progs, load(t, r, guestDescriptor(fmt.Sprintf("d%d", i), defaultBounds()), testkit.Fixture(t, "silent.wasm")))
 	}
 	var wg sync.WaitGroup
 	for w := range 4 {

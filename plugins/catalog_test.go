@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/airlock/airlock/executors"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 	"github.com/airlock/airlock/plugins"
@@ -31,15 +32,6 @@ func TestMain(m *testing.M) {
 	}
 	cacheDir = dir
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
-}
-
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "fixtures", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 // guestManifest describes the guest fixture as plugin id.
@@ -118,7 +110,7 @@ func (e *env) call(id, tool string, args string) wire.Answer {
 
 func TestAdmitsAValidFolder(t *testing.T) {
 	e := newEnv(t, nil, nil)
-	if err := plugins.WriteFolder(e.dir, guestManifest("fx"), fixture(t, "guest.wasm")); err != nil {
+	if err := plugins.WriteFolder(e.dir, guestManifest("fx"), testkit.Fixture(t, "guest.wasm")); err != nil {
 		t.Fatal(err)
 	}
 	e.cat.Scan(context.Background())
@@ -134,7 +126,7 @@ func TestAdmitsAValidFolder(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	guest := fixture(t, "guest.wasm")
+	guest := testkit.Fixture(t, "guest.wasm")
 	cases := map[string]struct {
 		write  func(t *testing.T, dir string)
 		reason string
@@ -162,7 +154,7 @@ func TestRefusals(t *testing.T) {
 			writeRaw(t, dir, "fx", guestManifest("fx"), nil, plugins.HashModule(guest))
 		}, plugins.ReasonModuleMissing},
 		"foreign import": {func(t *testing.T, dir string) {
-			plugins.WriteFolder(dir, guestManifest("fx"), fixture(t, "imports-env.wasm"))
+			plugins.WriteFolder(dir, guestManifest("fx"), testkit.Fixture(t, "imports-env.wasm"))
 		}, executors.ReasonImportsRefused},
 		"unmapped root": {func(t *testing.T, dir string) {
 			m := guestManifest("fx")
@@ -221,7 +213,7 @@ func writeRaw(t *testing.T, dir, folder string, m plugins.Manifest, module []byt
 }
 
 func TestOperatorFolderOverridesBuiltin(t *testing.T) {
-	guest := fixture(t, "guest.wasm")
+	guest := testkit.Fixture(t, "guest.wasm")
 	m := guestManifest("fx")
 	m.SHA256 = plugins.HashModule(guest)
 	data, _ := json.Marshal(m)
@@ -250,7 +242,7 @@ func TestWatch(t *testing.T) {
 	if err := e.cat.Watch(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	guest := fixture(t, "guest.wasm")
+	guest := testkit.Fixture(t, "guest.wasm")
 	m := guestManifest("fx")
 
 	// Dropped in: admitted.
@@ -352,7 +344,7 @@ func TestHammerReadmitWhileCalling(t *testing.T) {
 		t.Skip("hammer")
 	}
 	e := newEnv(t, nil, nil)
-	guest := fixture(t, "guest.wasm")
+	guest := testkit.Fixture(t, "guest.wasm")
 	m := guestManifest("fx")
 	if err := plugins.WriteFolder(e.dir, m, guest); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/airlock/airlock/broker/channel"
 	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/pairing"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -78,7 +79,7 @@ func TestAuthenticationAttacks(t *testing.T) {
 			before := w.refusals(c.reason)
 			p := w.dial("/channel", c.header)
 			if c.wait {
-				waitFor(t, "the hello bound to fire", func() bool { return w.refusals(c.reason) > before })
+				testkit.Eventually(t, "the hello bound to fire", func() bool { return w.refusals(c.reason) > before })
 			}
 			for _, f := range c.frames {
 				if c.binary {
@@ -96,13 +97,13 @@ func TestAuthenticationAttacks(t *testing.T) {
 				t.Fatalf("attached: peers %v/%v, routes %v", w.peers("machine"), w.peers("page"), w.ch.Routes())
 			}
 			wantRule(t, w.call("c", "labtool", "t", `{}`), wire.MachineUnreachable)
-			waitFor(t, "the connection to be released", func() bool { return w.ch.Stats().Conns == 0 })
+			testkit.Eventually(t, "the connection to be released", func() bool { return w.ch.Stats().Conns == 0 })
 		})
 	}
 	// The real environment still gets in after all that.
 	w.env(bearer).catalog(desc("labtool", 60000)).answering(echo("lab"))
-	waitFor(t, "lab to attach", func() bool { return w.peers("machine") == 1 })
-	waitFor(t, "lab's call", func() bool { return w.call("c", "labtool", "t", `{}`).OK })
+	testkit.Eventually(t, "lab to attach", func() bool { return w.peers("machine") == 1 })
+	testkit.Eventually(t, "lab's call", func() bool { return w.call("c", "labtool", "t", `{}`).OK })
 }
 
 // TestRevokedWhileConnected: removing a pairing closes its live connection
@@ -111,7 +112,7 @@ func TestAuthenticationAttacks(t *testing.T) {
 func TestRevokedWhileConnected(t *testing.T) {
 	w := newWorld(t, nil)
 	env := w.env(w.pair("lab")).catalog(desc("labtool", 60000))
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	inflight := w.callAsync("c1", "labtool")
 	env.next()
 	w.unpair("lab")
@@ -132,7 +133,7 @@ func TestPairedAgainRefusesTheOldBearer(t *testing.T) {
 	w := newWorld(t, nil)
 	old := w.pair("lab")
 	env := w.env(old).catalog(desc("labtool", 60000))
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	if err := pairing.Remove(w.data, "lab"); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestPairedAgainRefusesTheOldBearer(t *testing.T) {
 	env.wantClosed(websocket.StatusPolicyViolation, link.ReasonBearerRefused)
 	w.env(old).wantClosed(websocket.StatusPolicyViolation, link.ReasonBearerRefused)
 	w.env(fresh).catalog(desc("labtool", 60000)).answering(echo("lab"))
-	waitFor(t, "the new bearer's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "the new bearer's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	wantObserved(t, w.call("c", "labtool", "t", `{}`), `{"who":"lab"}`)
 }
 
@@ -162,7 +163,7 @@ func TestPairingsFileWatched(t *testing.T) {
 	// Until the watcher has loaded the new pairing, the broker refuses the
 	// bearer and closes the connection; after, it routes the catalog.
 	// Each attempt waits for one or the other, never for a fixed time.
-	waitFor(t, "the new pairing to be accepted", func() bool {
+	testkit.Eventually(t, "the new pairing to be accepted", func() bool {
 		env = w.env(bearer).catalog(desc("labtool", 60000))
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 			if w.routed("labtool", "machine:lab") {
@@ -188,7 +189,7 @@ func TestUnusablePairingsFileFailsClosed(t *testing.T) {
 	w := newWorld(t, nil)
 	bearer := w.pair("lab")
 	env := w.env(bearer).catalog(desc("labtool", 60000))
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	if err := chmod(pairing.Path(w.data), 0o644); err != nil {
 		t.Fatal(err)
 	}

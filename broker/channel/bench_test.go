@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +19,7 @@ import (
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -40,10 +39,7 @@ func BenchmarkCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	module, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "guest-reactor.wasm"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	module := testkit.Fixture(b, "guest-reactor.wasm")
 	d := wire.Descriptor{DescriptorID: "fx", Tools: []wire.Tool{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 		Bounds: wire.Bounds{TimeoutMs: 5000, MemoryMiB: 64, MaxOutputBytes: 1 << 16, AllowedHosts: []string{}, Roots: []string{}}}
 	prog, err := rt.Load(ctx, d, module)
@@ -94,14 +90,7 @@ func pairedEnvironment(b *testing.B, table *executors.Table, reg *metrics.Regist
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = client.Run(ctx, 5*time.Second) }()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, ok := ch.Lookup("fx"); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the environment did not connect")
-		}
-	}
+	testkit.Eventually(b, "the environment to connect", func() bool { _, ok := ch.Lookup("fx"); return ok })
 	router := calls.NewRouter(reg, slog.New(slog.DiscardHandler))
 	router.AddSource(ch)
 	return router, func() {

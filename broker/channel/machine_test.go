@@ -15,6 +15,7 @@ import (
 	"github.com/airlock/airlock/broker/channel"
 	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/pairing"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -35,7 +36,7 @@ func TestEnvironmentCallAndRuntimeRefusals(t *testing.T) {
 		return wire.AnswerFrame(wire.Observed(c.CallID, json.RawMessage(`{"id":"`+c.CallID+`"}`), b))
 	})
 	_ = env
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	a := w.call("reused", "labtool", "t", `{}`)
 	var obs struct{ ID string }
 	_ = json.Unmarshal(a.Observed, &obs)
@@ -55,14 +56,14 @@ func TestEnvironmentCallAndRuntimeRefusals(t *testing.T) {
 func TestEnvironmentTimeout(t *testing.T) {
 	w := newWorld(t, nil)
 	env := w.env(w.pair("lab")).catalog(desc("labtool", 50))
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	wantRule(t, w.call("c", "labtool", "t", `{}`), wire.MachineTimeout)
 	if n := testutilTimeouts(w, "machine"); n != 1 {
 		t.Errorf("timeouts %v", n)
 	}
 	late := env.next()
 	env.send(wire.AnswerFrame(wire.Observed(late.CallID, json.RawMessage(`{}`), nil)))
-	waitFor(t, "the late answer to be counted", func() bool { return w.rejected("unknown-call") == 1 })
+	testkit.Eventually(t, "the late answer to be counted", func() bool { return w.rejected("unknown-call") == 1 })
 }
 
 // TestBadAnswersNeverSettle: malformed, unknown-field, version-mismatch,
@@ -87,7 +88,7 @@ func TestBadAnswersNeverSettle(t *testing.T) {
 		_ = env.conn.Write(context.Background(), websocket.MessageBinary, wire.AnswerFrame(wire.Observed(c.CallID, json.RawMessage(`{}`), nil)))
 		return nil
 	})
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	wantRule(t, w.call("c", "labtool", "t", `{}`), wire.MachineTimeout)
 	for reason, want := range map[string]float64{"malformed": 2, "unknown-field": 1, "version-mismatch": 1, "unknown-call": 2, "catalog-invalid": 1} {
 		if got := w.rejected(reason); got != want {
@@ -104,7 +105,7 @@ func TestBadAnswersNeverSettle(t *testing.T) {
 func TestCatalogReplacedAndInvalidKept(t *testing.T) {
 	w := newWorld(t, nil)
 	env := w.env(w.pair("lab")).catalog(desc("one", 1000))
-	waitFor(t, "the first catalog", func() bool { return w.routed("one", "machine:lab") })
+	testkit.Eventually(t, "the first catalog", func() bool { return w.routed("one", "machine:lab") })
 	many := make([]wire.Descriptor, wire.MaxCatalogDescriptors+1)
 	for i := range many {
 		many[i] = desc(fmt.Sprintf("d%d", i), 1000)
@@ -123,14 +124,14 @@ func TestCatalogReplacedAndInvalidKept(t *testing.T) {
 	for _, f := range bad {
 		env.send([]byte(f))
 	}
-	waitFor(t, "the invalid catalogs to be counted", func() bool { return w.rejected("catalog-invalid") == float64(len(bad)) })
+	testkit.Eventually(t, "the invalid catalogs to be counted", func() bool { return w.rejected("catalog-invalid") == float64(len(bad)) })
 	if !w.routed("one", "machine:lab") {
 		t.Fatal("an invalid catalog replaced the previous one")
 	}
 	env.catalog(desc("two", 1000))
-	waitFor(t, "the second catalog", func() bool { return w.routed("two", "machine:lab") && !w.routed("one", "machine:lab") })
+	testkit.Eventually(t, "the second catalog", func() bool { return w.routed("two", "machine:lab") && !w.routed("one", "machine:lab") })
 	env.catalog()
-	waitFor(t, "the empty catalog", func() bool { return len(w.ch.Routes()) == 0 })
+	testkit.Eventually(t, "the empty catalog", func() bool { return len(w.ch.Routes()) == 0 })
 }
 
 // TestEnvironmentReplaced: a second connection under the same pairing
@@ -140,7 +141,7 @@ func TestEnvironmentReplaced(t *testing.T) {
 	w := newWorld(t, nil)
 	bearer := w.pair("lab")
 	first := w.env(bearer).catalog(desc("labtool", 60000))
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	inflight := w.callAsync("c", "labtool")
 	first.next()
 	w.env(bearer).answering(echo("second"))
@@ -188,11 +189,11 @@ func TestRoutingRule(t *testing.T) {
 	w := newWorld(t, nil, localSource{desc("x", 1000)})
 	alpha, beta := w.pair("alpha"), w.pair("beta")
 	w.env(beta).catalog(desc("x", 1000), desc("y", 1000), desc("b1", 1000)).answering(echo("beta"))
-	waitFor(t, "beta", func() bool { return w.routed("y", "machine:beta") })
+	testkit.Eventually(t, "beta", func() bool { return w.routed("y", "machine:beta") })
 	w.env(alpha).catalog(desc("x", 1000), desc("y", 1000), desc("a1", 1000)).answering(echo("alpha"))
-	waitFor(t, "alpha", func() bool { return w.routed("y", "machine:alpha") })
+	testkit.Eventually(t, "alpha", func() bool { return w.routed("y", "machine:alpha") })
 	page := w.page().catalog(desc("x", 1000), desc("y", 1000), desc("p1", 1000), desc("z", 1000)).answering(echo("page"))
-	waitFor(t, "the page", func() bool { return w.routed("p1", "page") })
+	testkit.Eventually(t, "the page", func() bool { return w.routed("p1", "page") })
 
 	where := map[string]string{}
 	for _, d := range w.router.Descriptors() {
@@ -210,10 +211,10 @@ func TestRoutingRule(t *testing.T) {
 	}
 	// A pairing announcing an id the page holds takes it.
 	w.env(w.pair("gamma")).catalog(desc("z", 1000)).answering(echo("gamma"))
-	waitFor(t, "gamma", func() bool { return w.routed("z", "machine:gamma") })
+	testkit.Eventually(t, "gamma", func() bool { return w.routed("z", "machine:gamma") })
 	wantObserved(t, w.call("c", "z", "t", `{}`), `{"who":"gamma"}`)
 	page.leave()
-	waitFor(t, "the page to leave", func() bool { return w.peers("page") == 0 && !w.routed("p1", "page") })
+	testkit.Eventually(t, "the page to leave", func() bool { return w.peers("page") == 0 && !w.routed("p1", "page") })
 	wantObserved(t, w.call("c", "y", "t", `{}`), `{"who":"alpha"}`)
 
 	// Each shadowing is logged once: x under local for every machine; y
@@ -235,7 +236,7 @@ func TestRoutingRule(t *testing.T) {
 		t.Errorf("shadow logs %v, want %v", got, want)
 	}
 	w.env(alpha).catalog(desc("x", 1000), desc("y", 1000), desc("a1", 1000))
-	waitFor(t, "alpha again", func() bool { return strings.Count(w.logs.String(), "catalog accepted") == 5 })
+	testkit.Eventually(t, "alpha again", func() bool { return strings.Count(w.logs.String(), "catalog accepted") == 5 })
 	if got := shadowLogs(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the same shadowing was logged again: %v", got)
 	}
@@ -247,9 +248,9 @@ func TestRoutingRule(t *testing.T) {
 func TestRememberedCatalogAcrossRestart(t *testing.T) {
 	w := newWorld(t, nil)
 	env := w.env(w.pair("lab")).catalog(desc("labtool", 60000))
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	env.leave()
-	waitFor(t, "lab to leave", func() bool { return w.peers("machine") == 0 })
+	testkit.Eventually(t, "lab to leave", func() bool { return w.peers("machine") == 0 })
 	wantRule(t, w.call("c", "labtool", "t", `{}`), wire.MachineUnreachable)
 	w.restart()
 	if !w.routed("labtool", "machine:lab") {
@@ -270,7 +271,7 @@ func TestCloseSettlesEverything(t *testing.T) {
 	env := w.env(w.pair("lab")).catalog(desc("labtool", 60000))
 	page := w.page().catalog(desc("pg", 60000))
 	idle := w.dial("/channel", nil) // has not said hello yet
-	waitFor(t, "both catalogs", func() bool { return w.routed("labtool", "machine:lab") && w.routed("pg", "page") })
+	testkit.Eventually(t, "both catalogs", func() bool { return w.routed("labtool", "machine:lab") && w.routed("pg", "page") })
 	m, p := w.callAsync("m", "labtool"), w.callAsync("p", "pg")
 	env.next()
 	page.next()
@@ -297,7 +298,7 @@ func TestCloseSettlesEverything(t *testing.T) {
 func TestDrainRefusesNewConnections(t *testing.T) {
 	w := newWorld(t, nil)
 	w.page().catalog(desc("pg", 60000)).answering(echo("page"))
-	waitFor(t, "the page", func() bool { return w.routed("pg", "page") })
+	testkit.Eventually(t, "the page", func() bool { return w.routed("pg", "page") })
 	w.ch.Drain()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -313,7 +314,7 @@ func TestDrainRefusesNewConnections(t *testing.T) {
 func TestOverloadedPerPeer(t *testing.T) {
 	w := newWorld(t, func(o *channel.Options) { o.Config.MaxInflight = 2 })
 	env := w.env(w.pair("lab")).catalog(desc("labtool", 60000))
-	waitFor(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
 	a, b := w.callAsync("a", "labtool"), w.callAsync("b", "labtool")
 	first := env.next()
 	env.next()

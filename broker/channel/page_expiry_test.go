@@ -9,6 +9,7 @@ import (
 
 	"github.com/airlock/airlock/broker/channel"
 	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -30,7 +31,7 @@ func TestPageClosedWhenItsSessionEnds(t *testing.T) {
 		}
 	})
 	page := w.page("Cookie", "tensorviz_local_browser_0123456789abcdef=live").catalog(desc("pg", 60000))
-	waitFor(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
+	testkit.Eventually(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
 	inflight := w.callAsync("c1", "pg")
 	page.next() // the call reached the page and is in flight
 	end()
@@ -38,7 +39,7 @@ func TestPageClosedWhenItsSessionEnds(t *testing.T) {
 	if a := <-inflight; a.OK || a.Refused != wire.PageClosed {
 		t.Errorf("call in flight at expiry: %+v, want %s", a, wire.PageClosed)
 	}
-	waitFor(t, "the page's catalog forgotten", func() bool { _, ok := w.ch.Lookup("pg"); return !ok })
+	testkit.Eventually(t, "the page's catalog forgotten", func() bool { _, ok := w.ch.Lookup("pg"); return !ok })
 	if n := w.peers("page"); n != 0 {
 		t.Errorf("page peers %v after expiry, want 0", n)
 	}

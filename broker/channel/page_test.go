@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock/airlock/broker/channel"
 	"github.com/airlock/airlock/broker/channel/link"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -22,7 +23,7 @@ func TestPageExecutor(t *testing.T) {
 	wantRule(t, w.call("c0", "pg", "t", `{}`), wire.UnattributedCall) // never advertised
 
 	a := w.page().catalog(desc("pg", 60000))
-	waitFor(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
+	testkit.Eventually(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
 	if w.peers("page") != 1 {
 		t.Errorf("peers{page} = %v", w.peers("page"))
 	}
@@ -31,7 +32,7 @@ func TestPageExecutor(t *testing.T) {
 	if sent.CallID == "c1" || sent.DescriptorID != "pg" {
 		t.Errorf("call on the channel: %+v", sent)
 	}
-	waitFor(t, "inflight{page} 1", func() bool { return w.inflight("page") == 1 })
+	testkit.Eventually(t, "inflight{page} 1", func() bool { return w.inflight("page") == 1 })
 
 	b := w.page().answering(echo("b"))
 	a.wantClosed(websocket.StatusNormalClosure, link.ReasonPageReplaced)
@@ -42,9 +43,9 @@ func TestPageExecutor(t *testing.T) {
 	}
 	// The replaced page's catalog went with it: the newer page's own
 	// catalog routes to it.
-	waitFor(t, "the old catalog forgotten", func() bool { return !w.routed("pg", "page") })
+	testkit.Eventually(t, "the old catalog forgotten", func() bool { return !w.routed("pg", "page") })
 	b.catalog(desc("pg", 60000))
-	waitFor(t, "the newer page's catalog", func() bool { return w.routed("pg", "page") })
+	testkit.Eventually(t, "the newer page's catalog", func() bool { return w.routed("pg", "page") })
 	wantObserved(t, w.call("c2", "pg", "t", `{}`), `{"who":"b"}`)
 
 	b.answering(nil)
@@ -52,7 +53,7 @@ func TestPageExecutor(t *testing.T) {
 	b.next()
 	b.leave()
 	wantRule(t, <-inflight, wire.PageClosed)
-	waitFor(t, "the page to be detached", func() bool { return w.peers("page") == 0 && !w.routed("pg", "page") })
+	testkit.Eventually(t, "the page to be detached", func() bool { return w.peers("page") == 0 && !w.routed("pg", "page") })
 	wantRule(t, w.call("c4", "pg", "t", `{}`), wire.UnattributedCall)
 	if w.inflight("page") != 0 || w.ch.Stats().Pending != 0 {
 		t.Errorf("left pending: gauge %v, %+v", w.inflight("page"), w.ch.Stats())
@@ -68,17 +69,17 @@ func TestPageExecutor(t *testing.T) {
 func TestPageCatalogForgottenOnLeave(t *testing.T) {
 	w := newWorld(t, nil)
 	w.page().catalog(desc("pg", 60000)).answering(echo("page"))
-	waitFor(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
+	testkit.Eventually(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
 	wantObserved(t, w.call("c", "pg", "t", `{}`), `{"who":"page"}`)
 	// The page leaves: its catalog goes with it.
 	w.page().catalog(desc("other", 60000)).leave()
-	waitFor(t, "the page to be detached", func() bool { return w.peers("page") == 0 && !w.routed("pg", "page") })
+	testkit.Eventually(t, "the page to be detached", func() bool { return w.peers("page") == 0 && !w.routed("pg", "page") })
 	if _, ok := w.ch.Lookup("other"); ok {
 		t.Error("the departed page's catalog is still routed")
 	}
 	wantRule(t, w.call("c", "pg", "t", `{}`), wire.UnattributedCall)
 	w.env(w.pair("lab")).catalog(desc("pg", 60000)).answering(echo("lab"))
-	waitFor(t, "lab's catalog", func() bool { return w.routed("pg", "machine:lab") })
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("pg", "machine:lab") })
 	wantObserved(t, w.call("c", "pg", "t", `{}`), `{"who":"lab"}`)
 }
 
@@ -90,11 +91,11 @@ func TestPageCannotClaimHeldDescriptors(t *testing.T) {
 	w := newWorld(t, nil, localSource{desc("loc", 1000)})
 	w.env(w.pair("lab")).catalog(desc("m", 60000)).answering(echo("lab"))
 	w.env(w.pair("old")).catalog(desc("r", 60000)).leave()
-	waitFor(t, "the catalogs", func() bool {
+	testkit.Eventually(t, "the catalogs", func() bool {
 		return w.routed("m", "machine:lab") && w.routed("r", "machine:old") && w.peers("machine") == 1
 	})
 	page := w.page().catalog(desc("loc", 1000), desc("m", 60000), desc("r", 60000), desc("p", 60000))
-	waitFor(t, "the page's catalog", func() bool { return w.routed("p", "page") })
+	testkit.Eventually(t, "the page's catalog", func() bool { return w.routed("p", "page") })
 	if !w.routed("m", "machine:lab") || !w.routed("r", "machine:old") {
 		t.Fatal("a page took over a pairing's descriptor")
 	}
@@ -147,7 +148,7 @@ func TestPageCookieRule(t *testing.T) {
 		t.Fatalf("refusals %v, routed %v", w.refusals(link.ReasonUnauthenticated), w.routed("pg", "page"))
 	}
 	w.page("Cookie", "tensorviz_local_browser_0123456789abcdef=live").catalog(desc("pg", 60000)).answering(echo("page"))
-	waitFor(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
+	testkit.Eventually(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
 	wantObserved(t, w.call("c", "pg", "t", `{}`), `{"who":"page"}`)
 }
 

@@ -1,7 +1,6 @@
 package channel_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,7 @@ import (
 	"github.com/airlock/airlock/broker/channel"
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -34,30 +34,13 @@ type world struct {
 	reg    *metrics.Registry
 	router *calls.Router
 	data   string
-	logs   *syncBuffer
+	logs   *testkit.Buffer
 	opts   channel.Options
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func newWorld(t *testing.T, tweak func(*channel.Options), local ...calls.Source) *world {
 	t.Helper()
-	w := &world{t: t, data: t.TempDir(), reg: metrics.New(), logs: &syncBuffer{}}
+	w := &world{t: t, data: t.TempDir(), reg: metrics.New(), logs: &testkit.Buffer{}}
 	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	w.opts = channel.Options{
 		Config: config.Channel{HelloBoundMs: 5000, GraceMs: 100, MaxInflight: 64},
@@ -318,17 +301,6 @@ func (p *peer) wantClosed(code websocket.StatusCode, reason string) {
 func (p *peer) leave() {
 	_ = p.conn.Close(websocket.StatusNormalClosure, "")
 	<-p.done
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func wantRule(t *testing.T, a wire.Answer, r wire.Rule) {

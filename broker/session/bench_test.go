@@ -11,6 +11,7 @@ import (
 
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/relay/baseline"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // Benchmarks of host-to-views fan-out and idle memory, each measured
@@ -85,9 +86,7 @@ func bareFanout(b *testing.B, n int) (*fanout, func()) {
 		}
 		f.views = append(f.views, v)
 	}
-	for fw.Views() != n { // every view registered
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(b, "every view registered", func() bool { return fw.Views() == n })
 	return f, func() {}
 }
 

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/localclient/churn"
+	"github.com/airlock/airlock/broker/localclient/localclienttest"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // TestHammer churns many hosts, views and requests at once under -race,
@@ -20,18 +21,18 @@ func TestHammer(t *testing.T) {
 	local.OutboundQueue = 64
 	clock := newFakeClock()
 	b := startBroker(t, local, clock)
-	var st churn.Stats
-	c := churn.Load{Sessions: 8, Views: 6, Cycles: 4, Messages: 60}
+	var st localclienttest.ChurnStats
+	c := localclienttest.ChurnLoad{Sessions: 8, Views: 6, Cycles: 4, Messages: 60}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := churn.Run(ctx, &localclient.Client{Base: b.URL, Token: testToken}, b.Origin, c, &st); err != nil {
+	if err := localclienttest.Churn(ctx, &localclient.Client{Base: b.URL, Token: testToken}, b.Origin, c, &st); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "every socket and table drains", func() bool {
+	testkit.Eventually(t, "every socket and table drains", func() bool {
 		s := b.Stats()
 		return s.Sockets == 0 && s.Hosts == 0 && s.Views == 0 && s.Asks == 0 && s.Pending == 0
 	})
-	eventually(t, "every session expires and is reaped", func() bool {
+	testkit.Eventually(t, "every session expires and is reaped", func() bool {
 		clock.Advance(time.Hour) // 8 h of TTL, then 1 h of retention
 		s := b.Stats()
 		return s.Live == 0 && s.Tombstones == 0

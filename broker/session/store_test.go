@@ -9,20 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/executors/testkit"
 )
-
-// eventually waits for cond, which a background goroutine (the reaper)
-// makes true; it never asserts how long that takes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
 
 func i64(n int64) *int64 { return &n }
 
@@ -114,7 +102,7 @@ func TestExpiryTombstoneAndReaper(t *testing.T) {
 		t.Fatalf("expired early: live %d", live)
 	}
 	clock.Advance(time.Second)
-	eventually(t, "the reaper tombstones the session", func() bool { l, ts := s.store.counts(); return l == 0 && ts == 1 })
+	testkit.Eventually(t, "the reaper tombstones the session", func() bool { l, ts := s.store.counts(); return l == 0 && ts == 1 })
 	for name, c := range map[string][]*http.Cookie{"host": hostC, "view": viewC} {
 		if _, _, err := s.store.authenticate(c, origin, false); !errors.Is(err, ErrExpired) {
 			t.Errorf("%s cookie on a tombstone: %v, want ErrExpired", name, err)
@@ -132,7 +120,7 @@ func TestExpiryTombstoneAndReaper(t *testing.T) {
 		t.Fatal("tombstone reaped before its retention ended")
 	}
 	clock.Advance(time.Second)
-	eventually(t, "the reaper deletes the tombstone", func() bool { _, ts := s.store.counts(); return ts == 0 })
+	testkit.Eventually(t, "the reaper deletes the tombstone", func() bool { _, ts := s.store.counts(); return ts == 0 })
 	if _, _, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential); !errors.Is(err, ErrUnknownSession) {
 		t.Errorf("bootstrap after reaping: %v", err)
 	}
@@ -171,7 +159,7 @@ func TestMaxSessions(t *testing.T) {
 		t.Fatalf("third mint: %v", err)
 	}
 	clock.Advance(time.Second)
-	eventually(t, "expiry frees live slots", func() bool { l, _ := s.store.counts(); return l == 0 })
+	testkit.Eventually(t, "expiry frees live slots", func() bool { l, _ := s.store.counts(); return l == 0 })
 	if _, err := s.store.mint(origin, time.Hour, false, true); err != nil {
 		t.Fatalf("mint after expiry: %v (tombstones must not count as live)", err)
 	}
@@ -290,7 +278,7 @@ func TestSessionGauges(t *testing.T) {
 		t.Fatalf("live gauge %v", v)
 	}
 	clock.Advance(time.Second)
-	eventually(t, "gauges follow expiry", func() bool {
+	testkit.Eventually(t, "gauges follow expiry", func() bool {
 		return testutil.ToFloat64(s.m.Sessions.WithLabelValues("live")) == 1 &&
 			testutil.ToFloat64(s.m.Sessions.WithLabelValues("tombstone")) == 1
 	})

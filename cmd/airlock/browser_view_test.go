@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // The browser test drives the built-in view page in a real headless
@@ -75,16 +76,14 @@ func startBrowser(t *testing.T) *browser {
 // devToolsAddress reads the port and browser path Chromium writes once
 // its DevTools server listens.
 func devToolsAddress(t *testing.T, dir string) (string, string) {
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	t.Helper()
+	var lines []string
+	testkit.Eventually(t, "chromium to open its DevTools port", func() bool {
 		data, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if lines := strings.Split(strings.TrimSpace(string(data)), "\n"); err == nil && len(lines) == 2 {
-			return lines[0], lines[1]
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("chromium did not open its DevTools port")
-	return "", ""
+		lines = strings.Split(strings.TrimSpace(string(data)), "\n")
+		return err == nil && len(lines) == 2
+	})
+	return lines[0], lines[1]
 }
 
 // call sends one DevTools command and decodes its result.
@@ -140,18 +139,18 @@ func (b *browser) eval(expr string) string {
 	return fmt.Sprint(r.Result.Value)
 }
 
-// waitFor polls a page expression until it evaluates to want.
+// waitFor polls a page expression until it evaluates to want, logging
+// each value it sees on the way (shown if the test fails).
 func (b *browser) waitFor(what, expr, want string) {
 	b.t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
 	got := ""
-	for time.Now().Before(deadline) {
-		if got = b.eval(expr); got == want {
-			return
+	testkit.Eventually(b.t, fmt.Sprintf("the page to show %s (%s = %q)", what, expr, want), func() bool {
+		if g := b.eval(expr); g != got {
+			got = g
+			b.t.Logf("%s = %q", expr, got)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	b.t.Fatalf("page never showed %s: %s = %q, want %q", what, expr, got, want)
+		return got == want
+	})
 }
 
 func (b *browser) stop() {

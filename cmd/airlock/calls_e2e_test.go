@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
@@ -48,15 +49,6 @@ type fixtureWorld struct {
 func (w *fixtureWorld) releaseHeld() { w.releaseOnce.Do(func() { close(w.release) }) }
 
 var guestTools = []string{"echo", "loop", "membomb", "trap", "exit3", "bigout", "nojson", "twojson", "notobject", "fail", "fetch", "fetchn", "readfile", "writefile", "sleep", "log", "stderr", "counter"}
-
-func guestModule(t *testing.T) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "guest.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
 
 // fxManifest declares every guest tool; readfile requires a string path so
 // args-invalid can be provoked.
@@ -112,10 +104,10 @@ func newFixtureWorld(t *testing.T, env ...string) *fixtureWorld {
 		AllowedHosts: []string{"127.0.0.1:" + w.webPort, "localhost:" + w.webPort, "127.0.0.1:" + w.closedPort},
 		Roots:        []string{"data"},
 	}
-	must(t, plugins.WriteFolder(w.plugins, fxManifestOf("fx", w.bounds, slices.DeleteFunc(slices.Clone(guestTools), isLoop)...), guestModule(t)))
+	must(t, plugins.WriteFolder(w.plugins, fxManifestOf("fx", w.bounds, slices.DeleteFunc(slices.Clone(guestTools), isLoop)...), testkit.Fixture(t, "guest.wasm")))
 	w.loop = w.bounds
 	w.loop.TimeoutMs = 1000
-	must(t, plugins.WriteFolder(w.plugins, fxManifestOf("fxloop", w.loop, "loop"), guestModule(t)))
+	must(t, plugins.WriteFolder(w.plugins, fxManifestOf("fxloop", w.loop, "loop"), testkit.Fixture(t, "guest.wasm")))
 	w.p = startServe(t, procOptions{
 		Args:    []string{"--plugins", w.plugins, "--root", "data=" + data, "--no-builtin"},
 		Env:     append(tokenEnv(), env...),
@@ -389,7 +381,7 @@ func TestCallsDrainOnSIGTERM(t *testing.T) {
 	}
 	must(t, w.p.cmd.Process.Signal(syscall.SIGTERM))
 	// Draining has begun once /healthz says so or the listener is closed.
-	waitFor(t, 60*time.Second, func() bool {
+	testkit.Eventually(t, "the broker to begin draining", func() bool {
 		_, data, _, err := w.p.tryDo("GET", "/healthz", nil, nil)
 		return err != nil || strings.Contains(string(data), "draining")
 	})
@@ -412,13 +404,13 @@ func TestPluginDropInWithoutRestart(t *testing.T) {
 	dir := t.TempDir()
 	p := startServe(t, procOptions{Args: []string{"--plugins", dir, "--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
 	b := wire.Bounds{TimeoutMs: 60000, MemoryMiB: 32, MaxOutputBytes: 4096}
-	must(t, plugins.WriteFolder(dir, fxManifest("dropped", b), guestModule(t)))
+	must(t, plugins.WriteFolder(dir, fxManifest("dropped", b), testkit.Fixture(t, "guest.wasm")))
 	echo, _ := json.Marshal(b)
 	body := `{"v":1,"callId":"c","tool":"echo","descriptorId":"dropped","args":{"n":1},"boundsEcho":` + string(echo) + `}`
-	waitFor(t, 60*time.Second, func() bool { return postCall(t, p, body).OK })
+	testkit.Eventually(t, "the dropped-in plugin to answer", func() bool { return postCall(t, p, body).OK })
 
 	os.RemoveAll(filepath.Join(dir, "dropped"))
-	waitFor(t, 60*time.Second, func() bool { return postCall(t, p, body).Refused == wire.UnattributedCall })
+	testkit.Eventually(t, "the removed plugin to be retired", func() bool { return postCall(t, p, body).Refused == wire.UnattributedCall })
 	if !strings.Contains(p.Stderr(), "plugin retired") {
 		t.Errorf("retirement not logged")
 	}
@@ -430,7 +422,7 @@ func TestCLICallAndTools(t *testing.T) {
 	// A broken plugin beside the good one: refused, shown, counted.
 	broken := fxManifest("broken", w.bounds)
 	must(t, plugins.WriteFolder(w.plugins, broken, []byte("not wasm at all")))
-	waitFor(t, 60*time.Second, func() bool { return strings.Contains(w.p.Stderr(), `"plugin":"broken"`) })
+	testkit.Eventually(t, "the broken plugin to be logged", func() bool { return strings.Contains(w.p.Stderr(), `"plugin":"broken"`) })
 
 	env := tokenEnv()
 	code, out, errOut := runCLI(t, env, "call", "echo", "--broker", w.p.URL(), "--args", `{"x":1}`)

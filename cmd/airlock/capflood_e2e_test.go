@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // End-to-end tests of the connection cap against clients that hold a
@@ -55,7 +56,7 @@ func holdUpgrade(t *testing.T, p *proc, path, extra string) *holder {
 // waitAnswered waits for the broker's response line.
 func (h *holder) waitAnswered(t *testing.T) string {
 	t.Helper()
-	eventuallyE2E(t, "the upgrade is answered", func() bool {
+	testkit.Eventually(t, "the upgrade is answered", func() bool {
 		select {
 		case <-h.answered:
 			return true
@@ -147,7 +148,7 @@ func TestConnectionCapEvictsClientsThatNeverRead(t *testing.T) {
 	// made room by closing one: until they stall, they are requests being
 	// served, which the cap leaves alone. Each poll is a new connection
 	// (a refused poll reads nothing).
-	eventuallyE2E(t, "a client that never reads is evicted", func() bool {
+	testkit.Eventually(t, "a client that never reads is evicted", func() bool {
 		_, body := rawGet(t, p, "/metrics")
 		return strings.Contains(body, `airlock_connections_evicted_total{phase="writing"} `) &&
 			!strings.Contains(body, `airlock_connections_evicted_total{phase="writing"} 0`)

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
@@ -43,10 +43,10 @@ func TestCaseFoldPluginNotAdmitted(t *testing.T) {
 	dir := t.TempDir()
 	allowed := wire.Bounds{TimeoutMs: 5000, MemoryMiB: 32, MaxOutputBytes: 4096, MaxRequests: 1,
 		AllowedHosts: []string{internal}, Roots: []string{}}
-	must(t, plugins.WriteFolder(dir, fxManifest("fx", allowed), guestModule(t)))
+	must(t, plugins.WriteFolder(dir, fxManifest("fx", allowed), testkit.Fixture(t, "guest.wasm")))
 	none := allowed
 	none.AllowedHosts = []string{}
-	must(t, plugins.WriteFolder(dir, fxManifest("fold", none), guestModule(t)))
+	must(t, plugins.WriteFolder(dir, fxManifest("fold", none), testkit.Fixture(t, "guest.wasm")))
 	manifest := filepath.Join(dir, "fold", plugins.ManifestName)
 	data, err := os.ReadFile(manifest)
 	must(t, err)
@@ -164,7 +164,7 @@ func TestCaseFoldHelloRefused(t *testing.T) {
 	p := w.dialChannel("/channel", nil)
 	p.send(wire.HelloFrame(bearer))
 	p.send(claim)
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["fx"] == "machine:env" })
+	testkit.Eventually(t, "fx routed to machine:env", func() bool { return w.tools()["fx"] == "machine:env" })
 }
 
 // TestCaseFoldMintRefused: a mint body holding "launchOrigin" and

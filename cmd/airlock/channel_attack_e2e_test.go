@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -80,7 +80,7 @@ func TestChannelPageAuthDefaultOn(t *testing.T) {
 	// The real thing: the cookie of a session launched from this Origin.
 	page := w.pageWith(chanViewCookie(t, w, origin))
 	page.send(wire.CatalogFrame([]wire.Descriptor{pd}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "page" })
+	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	res := w.callAsync("c1", "pg", w.slow, "echo", `{}`)
 	page.answerNext(`{"from":"page"}`)
 	if a := res(); !a.OK || string(a.Observed) != `{"from":"page"}` {
@@ -105,7 +105,7 @@ func TestChannelPageAuthExplicitlyOff(t *testing.T) {
 	}
 	page := w.pageWith("")
 	page.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("pg", w.slow)}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "page" })
+	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	res := w.callAsync("c1", "pg", w.slow, "echo", `{}`)
 	page.answerNext(`{"from":"page"}`)
 	if a := res(); !a.OK {
@@ -129,7 +129,7 @@ func TestChannelPageCannotClaimHeldDescriptors(t *testing.T) {
 
 	page := w.pageWith(chanViewCookie(t, w, w.broker.URL()))
 	page.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("fx", w.bounds), pageDesc("notes", probe), pageDesc("pg", w.slow)}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "page" })
+	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	if got := w.tools(); got["fx"] != "machine:lab" || got["notes"] != "local" {
 		t.Fatalf("held descriptors moved: %v", got)
 	}
@@ -159,9 +159,9 @@ func TestChannelPageCannotClaimHeldDescriptors(t *testing.T) {
 	// own: a new page catalog cannot take it, and fx is refused
 	// machine-unreachable rather than sent to the page.
 	env.Kill()
-	waitFor(t, 30*time.Second, func() bool { return w.metric("airlock_channel_peers", `peer="machine"`) == 0 })
+	testkit.Eventually(t, "the machine peer to be gone", func() bool { return w.metric("airlock_channel_peers", `peer="machine"`) == 0 })
 	page.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("fx", w.bounds), pageDesc("pg2", w.slow)}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg2"] == "page" })
+	testkit.Eventually(t, "pg2 routed to the page", func() bool { return w.tools()["pg2"] == "page" })
 	if got := w.tools()["fx"]; got != "machine:lab" {
 		t.Fatalf("fx listed at %q after the environment left", got)
 	}
@@ -188,9 +188,9 @@ func TestChannelPageCatalogForgottenOnLeave(t *testing.T) {
 	w := newChanWorld(t)
 	page := w.pageWith(chanViewCookie(t, w, w.broker.URL()))
 	page.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("pg", w.bounds)}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "page" })
+	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	_ = page.conn.Close(websocket.StatusNormalClosure, "")
-	waitFor(t, 30*time.Second, func() bool { _, listed := w.tools()["pg"]; return !listed })
+	testkit.Eventually(t, "pg to be unlisted", func() bool { _, listed := w.tools()["pg"]; return !listed })
 	if a := w.callAsync("c", "pg", w.bounds, "echo", `{}`)(); a.Refused != wire.UnattributedCall {
 		t.Errorf("pg after the page left: %+v", a)
 	}
@@ -198,7 +198,7 @@ func TestChannelPageCatalogForgottenOnLeave(t *testing.T) {
 	env := w.dialChannel("/channel", nil)
 	env.send(wire.HelloFrame(bearer))
 	env.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("pg", w.bounds)}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "machine:lab" })
+	testkit.Eventually(t, "pg routed to machine:lab", func() bool { return w.tools()["pg"] == "machine:lab" })
 	res := w.callAsync("m", "pg", w.bounds, "echo", `{}`)
 	env.answerNext(`{"from":"lab"}`)
 	if a := res(); !a.OK || string(a.Observed) != `{"from":"lab"}` {
@@ -226,7 +226,7 @@ func TestChannelPeerAnswersHeldToBounds(t *testing.T) {
 	env := w.dialChannel("/channel", nil)
 	env.send(wire.HelloFrame(bearer))
 	env.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("msmall", small), pageDesc("mshort", short)}))
-	waitFor(t, 30*time.Second, func() bool {
+	testkit.Eventually(t, "pshort routed to the page and mshort to machine:lab", func() bool {
 		got := w.tools()
 		return got["pshort"] == "page" && got["mshort"] == "machine:lab"
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -100,7 +101,7 @@ func TestChannelMachineUnreachable(t *testing.T) {
 	env := w.startEnv(w.pair("lab"), chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
 	w.waitServing("fx", w.bounds)
 	env.Stop() // SIGTERM: drains and exits 0
-	waitFor(t, 30*time.Second, func() bool { return w.metric("airlock_channel_peers", `peer="machine"`) == 0 })
+	testkit.Eventually(t, "the machine peer to be gone", func() bool { return w.metric("airlock_channel_peers", `peer="machine"`) == 0 })
 	a := w.call("gone", "fx", w.bounds, "echo", `{}`)
 	if a.Refused != wire.MachineUnreachable || a.Budget != nil {
 		t.Fatalf("after the environment left: %+v", a)
@@ -118,7 +119,7 @@ func TestChannelMachineUnreachable(t *testing.T) {
 		t.Errorf("machine-unreachable counted %v", n)
 	}
 	w.unpair("lab")
-	waitFor(t, 30*time.Second, func() bool { return w.call("rm", "fx", w.bounds, "echo", `{}`).Refused == wire.UnattributedCall })
+	testkit.Eventually(t, "the unpaired environment to be unrouted", func() bool { return w.call("rm", "fx", w.bounds, "echo", `{}`).Refused == wire.UnattributedCall })
 }
 
 // TestChannelStalledEnvironment: an environment that stops answering (its
@@ -145,7 +146,7 @@ func TestChannelStalledEnvironment(t *testing.T) {
 	}
 	must(t, env.cmd.Process.Signal(syscall.SIGCONT))
 	stopped = false
-	waitFor(t, 30*time.Second, func() bool {
+	testkit.Eventually(t, "the late answer rejected as unknown-call", func() bool {
 		return w.metric("airlock_channel_frames_rejected_total", `reason="unknown-call"`) == 1
 	})
 	if a := w.call("again", "fx", w.bounds, "echo", `{}`); !a.OK {
@@ -168,7 +169,7 @@ func TestChannelKilledWithCallsInFlight(t *testing.T) {
 	for i := range k {
 		answers[i] = w.callAsync(fmt.Sprint("k", i), "slow", w.slow, "sleep", `{"ms":50000}`)
 	}
-	waitFor(t, 60*time.Second, func() bool { return w.metric("airlock_channel_inflight", `peer="machine"`) == k })
+	testkit.Eventually(t, "every call in flight at the machine", func() bool { return w.metric("airlock_channel_inflight", `peer="machine"`) == k })
 	env.Kill()
 	for _, wait := range answers {
 		if a := wait(); a.Refused != wire.MachineClosed {
@@ -196,7 +197,7 @@ func TestChannelBadAnswers(t *testing.T) {
 	p := w.dialChannel("/channel", nil)
 	p.send(wire.HelloFrame(bearer))
 	p.send(wire.CatalogFrame([]wire.Descriptor{d}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["fake"] == "machine:fake" })
+	testkit.Eventually(t, "fake routed to machine:fake", func() bool { return w.tools()["fake"] == "machine:fake" })
 	result := w.callAsync("bad", "fake", b, "echo", `{}`)
 	c := p.nextCall()
 	if c.CallID == "bad" || !strings.HasPrefix(c.CallID, "b_") {
@@ -213,7 +214,7 @@ func TestChannelBadAnswers(t *testing.T) {
 	} {
 		p.send([]byte(f))
 	}
-	waitFor(t, 60*time.Second, func() bool {
+	testkit.Eventually(t, "seven bad frames rejected", func() bool {
 		return sumMetric(scrape(t, w.broker), "airlock_channel_frames_rejected_total") >= 7
 	})
 	a := result()
@@ -247,10 +248,10 @@ func TestChannelAuthAttacksEndToEnd(t *testing.T) {
 	env := w.startEnv(bearer, chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
 	w.waitServing("fx", w.bounds)
 	env.Stop()
-	waitFor(t, 30*time.Second, func() bool { return w.metric("airlock_channel_peers", `peer="machine"`) == 0 })
+	testkit.Eventually(t, "the machine peer to be gone", func() bool { return w.metric("airlock_channel_peers", `peer="machine"`) == 0 })
 	revoked := w.pair("old")
 	w.unpair("old")
-	waitFor(t, 30*time.Second, func() bool { return strings.Contains(w.broker.Stderr(), `"msg":"catalog accepted"`) })
+	testkit.Eventually(t, "the catalog accepted in the broker log", func() bool { return strings.Contains(w.broker.Stderr(), `"msg":"catalog accepted"`) })
 
 	offByOne := []byte(bearer)
 	offByOne[10] ^= 1
@@ -292,7 +293,7 @@ func TestChannelAuthAttacksEndToEnd(t *testing.T) {
 	}
 	before := unauthenticated()
 	p := w.dialChannel("/channel", nil)
-	waitFor(t, 30*time.Second, func() bool { return unauthenticated() == before+1 })
+	testkit.Eventually(t, "the unauthenticated connection counted", func() bool { return unauthenticated() == before+1 })
 	p.send(wire.HelloFrame(bearer))
 	p.send(claim)
 	p.wantClose(websocket.StatusPolicyViolation, "executor-unauthenticated")
@@ -313,12 +314,12 @@ func TestChannelRevokedWhileConnected(t *testing.T) {
 	env := w.startEnv(w.pair("lab"), chanPlugins(t, map[string]wire.Bounds{"slow": w.slow}), "AIRLOCK_ENV_BACKOFF_MAX_MS=200")
 	w.waitServing("slow", w.slow)
 	answer := w.callAsync("inflight", "slow", w.slow, "sleep", `{"ms":50000}`)
-	waitFor(t, 60*time.Second, func() bool { return w.metric("airlock_channel_inflight", `peer="machine"`) == 1 })
+	testkit.Eventually(t, "one call in flight at the machine", func() bool { return w.metric("airlock_channel_inflight", `peer="machine"`) == 1 })
 	w.unpair("lab")
 	if a := answer(); a.Refused != wire.MachineClosed {
 		t.Fatalf("call in flight at the revocation: %+v", a)
 	}
-	waitFor(t, 30*time.Second, func() bool {
+	testkit.Eventually(t, "the environment told bearer-refused, and the refusal counted", func() bool {
 		return strings.Contains(env.stdout.String(), `"reason":"bearer-refused"`) &&
 			w.metric("airlock_auth_refusals_total", `code="bearer-refused"`, `endpoint="channel"`) >= 1
 	})
@@ -335,7 +336,7 @@ func TestChannelEnvironmentDrainsOnSIGTERM(t *testing.T) {
 	env := w.startEnv(w.pair("lab"), chanPlugins(t, map[string]wire.Bounds{"slow": w.slow}))
 	w.waitServing("slow", w.slow)
 	answer := w.callAsync("long", "slow", w.slow, "sleep", `{"ms":1500}`)
-	waitFor(t, 60*time.Second, func() bool { return w.metric("airlock_channel_inflight", `peer="machine"`) == 1 })
+	testkit.Eventually(t, "one call in flight at the machine", func() bool { return w.metric("airlock_channel_inflight", `peer="machine"`) == 1 })
 	must(t, env.cmd.Process.Signal(syscall.SIGTERM))
 	if a := answer(); !a.OK {
 		t.Errorf("the call running at SIGTERM: %+v", a)
@@ -374,7 +375,7 @@ func TestChannelPageExecutor(t *testing.T) {
 	}
 	a := page()
 	a.send(wire.CatalogFrame([]wire.Descriptor{pd}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "page" })
+	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	inflight := w.callAsync("c1", "pg", w.slow, "echo", `{}`)
 	a.nextCall()
 	b := page()
@@ -383,7 +384,7 @@ func TestChannelPageExecutor(t *testing.T) {
 		t.Errorf("call of the replaced page: %+v", got)
 	}
 	b.send(wire.CatalogFrame([]wire.Descriptor{pd}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "page" })
+	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	inflight = w.callAsync("c2", "pg", w.slow, "echo", `{"n":2}`)
 	c := b.nextCall()
 	b.send(wire.AnswerFrame(wire.Observed(c.CallID, json.RawMessage(`{"from":"page"}`), nil)))
@@ -396,7 +397,7 @@ func TestChannelPageExecutor(t *testing.T) {
 	if got := inflight(); got.Refused != wire.PageClosed {
 		t.Errorf("call in flight when the page left: %+v", got)
 	}
-	waitFor(t, 30*time.Second, func() bool { return w.metric("airlock_channel_peers", `peer="page"`) == 0 })
+	testkit.Eventually(t, "the page peer to be gone", func() bool { return w.metric("airlock_channel_peers", `peer="page"`) == 0 })
 	if got := w.call("c4", "pg", w.slow, "echo", `{}`); got.Refused != wire.UnattributedCall {
 		t.Errorf("with no page: %+v", got)
 	}
@@ -446,8 +447,8 @@ func TestChannelRoutingRule(t *testing.T) {
 		t.Fatalf("fx at %q", got)
 	}
 	w.startEnv(w.pair("alpha"), plugins)
-	waitFor(t, 60*time.Second, func() bool { return w.tools()["fx"] == "machine:alpha" })
-	waitFor(t, 30*time.Second, func() bool { return strings.Contains(w.broker.Stderr(), "descriptor shadowed") })
+	testkit.Eventually(t, "fx routed to machine:alpha", func() bool { return w.tools()["fx"] == "machine:alpha" })
+	testkit.Eventually(t, "the shadowed descriptor logged", func() bool { return strings.Contains(w.broker.Stderr(), "descriptor shadowed") })
 	beta.Kill()
 	if a := w.call("c", "fx", w.bounds, "echo", `{}`); !a.OK {
 		t.Errorf("alpha's fx: %+v", a)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
@@ -95,7 +96,7 @@ func (w *chanWorld) waitPairings() {
 	w.t.Helper()
 	_, out, _ := runCLI(w.t, nil, "pair", "ls", "--data", w.data)
 	want := fmt.Sprintf(`"msg":"pairings loaded","pairings":%d}`, len(scanLines(strings.TrimSpace(out))))
-	waitFor(w.t, 30*time.Second, func() bool {
+	testkit.Eventually(w.t, "the broker to load the pairings file", func() bool {
 		lines := scanLines(w.broker.Stderr())
 		for i := len(lines) - 1; i >= 0; i-- {
 			if strings.Contains(lines[i], `"msg":"pairings loaded"`) {
@@ -118,10 +119,7 @@ func (w *chanWorld) unpair(name string) {
 // reactor build) under each descriptor id with its bounds.
 func chanPlugins(t *testing.T, descriptors map[string]wire.Bounds) string {
 	t.Helper()
-	module, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "guest-reactor.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	module := testkit.Fixture(t, "guest-reactor.wasm")
 	dir := t.TempDir()
 	for id, b := range descriptors {
 		m := plugins.Manifest{ID: id, Version: "1.0.0", Module: "guest.wasm", Bounds: b}
@@ -204,7 +202,7 @@ func (w *chanWorld) tryCall(id, descriptor string, b wire.Bounds, tool, args str
 // waitServing waits until descriptor answers echo through the channel.
 func (w *chanWorld) waitServing(descriptor string, b wire.Bounds) {
 	w.t.Helper()
-	waitFor(w.t, 120*time.Second, func() bool { return w.call("probe", descriptor, b, "echo", `{}`).OK })
+	testkit.Eventually(w.t, descriptor+" to answer through the channel", func() bool { return w.call("probe", descriptor, b, "echo", `{}`).OK })
 }
 
 // metric is the value of one sample of the broker's metrics, 0 when

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -25,14 +25,14 @@ func TestChannelPageClosedAtSessionExpiry(t *testing.T) {
 	cookie := chanViewCookieFor(t, w, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: 2})
 	page := w.dialChannel("/local/channel", http.Header{"Origin": {origin}, "Cookie": {cookie}})
 	page.send(wire.CatalogFrame([]wire.Descriptor{pd}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pg"] == "page" })
+	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	inflight := w.callAsync("c1", "pg", w.slow, "echo", `{"secret":"arg"}`)
 	page.nextCall() // the page holds a call when the session expires
 	page.wantClose(4402, "CREDENTIAL_EXPIRED")
 	if got := inflight(); got.Refused != wire.PageClosed {
 		t.Errorf("call in flight at expiry: %+v, want %s", got, wire.PageClosed)
 	}
-	waitFor(t, 30*time.Second, func() bool { _, listed := w.tools()["pg"]; return !listed })
+	testkit.Eventually(t, "pg to be unlisted", func() bool { _, listed := w.tools()["pg"]; return !listed })
 	if got := w.call("c2", "pg", w.slow, "echo", `{}`); got.Refused != wire.UnattributedCall {
 		t.Errorf("a call after expiry: %+v, want %s", got, wire.UnattributedCall)
 	}

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // TestDemo runs the README's first command as a user would: the demo
@@ -14,7 +16,7 @@ import (
 func TestDemo(t *testing.T) {
 	p := start(t, []string{"demo", "--listen", "127.0.0.1:0"}, procOptions{})
 	p.waitListening()
-	waitFor(t, 5*time.Minute, func() bool { return strings.Contains(p.stdout.String(), "Ctrl-C stops the demo") })
+	testkit.Eventually(t, "the demo's call and instructions", func() bool { return strings.Contains(p.stdout.String(), "Ctrl-C stops the demo") })
 	out := p.stdout.String()
 	for _, want := range []string{`"tool":"read_notes"`, `"ok": true`, "# Welcome to Airlock", "welcome.md, as the sandboxed notes tool read it"} {
 		if !strings.Contains(out, want) {

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -62,7 +62,7 @@ func TestEnvBearerFromEnvironmentAndReconnect(t *testing.T) {
 		"--data", t.TempDir()}, procOptions{Env: []string{"AIRLOCK_BEARER=" + bearer, "AIRLOCK_ENV_BACKOFF_MAX_MS=300"}, Secrets: []string{bearer, testToken}})
 	w.waitServing("fx", w.bounds)
 	w.broker.Stop()
-	waitFor(t, 30*time.Second, func() bool { return strings.Count(env.Stderr(), `"msg":"connecting"`) >= 3 })
+	testkit.Eventually(t, "three connection attempts logged", func() bool { return strings.Count(env.Stderr(), `"msg":"connecting"`) >= 3 })
 	w.broker = startServe(t, procOptions{Args: []string{"--data", w.data, "--no-builtin", "--listen", listen},
 		Env: w.brokEnv, Secrets: []string{testToken, bearer}})
 	w.waitServing("fx", w.bounds)
@@ -86,5 +86,5 @@ func TestEnvResendsCatalogWhenPluginsChange(t *testing.T) {
 		t.Errorf("added at %q", got)
 	}
 	must(t, os.RemoveAll(filepath.Join(dir, "fx")))
-	waitFor(t, 60*time.Second, func() bool { return w.tools()["fx"] == "" })
+	testkit.Eventually(t, "the removed plugin to be unlisted", func() bool { return w.tools()["fx"] == "" })
 }

@@ -15,13 +15,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
@@ -100,7 +100,7 @@ func warmCache(dir string) error {
 		return err
 	}
 	for _, name := range []string{"guest.wasm", "guest-reactor.wasm"} {
-		module, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", name))
+		module, err := os.ReadFile(testkit.FixturePath(name))
 		if err != nil {
 			return err
 		}
@@ -141,8 +141,8 @@ type proc struct {
 	cmd     *exec.Cmd
 	Addr    string // host:port from the listening line
 	Port    int
-	stdout  *syncBuffer
-	stderr  *syncBuffer
+	stdout  *testkit.Buffer
+	stderr  *testkit.Buffer
 	secrets []string // must never appear in stdout or stderr
 	done    chan struct{}
 	exit    int
@@ -153,24 +153,6 @@ type procOptions struct {
 	Args    []string // after the subcommand
 	Env     []string // added to a minimal environment
 	Secrets []string // values that must never appear in its output
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // baseEnv is the environment every started process gets: no inherited
@@ -209,7 +191,7 @@ func hasFlag(args []string, flag string) bool {
 // start runs the binary with args; it does not wait for anything.
 func start(t *testing.T, args []string, o procOptions) *proc {
 	t.Helper()
-	p := &proc{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, secrets: o.Secrets, done: make(chan struct{})}
+	p := &proc{t: t, stdout: &testkit.Buffer{}, stderr: &testkit.Buffer{}, secrets: o.Secrets, done: make(chan struct{})}
 	p.cmd = exec.Command(binPath, args...)
 	p.cmd.Env = append(append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir), o.Env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
@@ -405,7 +387,7 @@ func (p *proc) Suspend() {
 		p.t.Fatal(err)
 	}
 	stat := fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)
-	waitFor(p.t, 60*time.Second, func() bool {
+	testkit.Eventually(p.t, "the process to stop", func() bool {
 		data, err := os.ReadFile(stat)
 		// The state follows the parenthesised command name: "pid (comm) T ...".
 		i := bytes.LastIndexByte(data, ')')

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -21,7 +22,7 @@ import (
 // exited (false).
 func (p *proc) startedOrExited() bool {
 	p.t.Helper()
-	eventuallyE2E(p.t, "airlock listens or exits", func() bool {
+	testkit.Eventually(p.t, "airlock listens or exits", func() bool {
 		select {
 		case <-p.done:
 			return true
@@ -176,7 +177,7 @@ func TestDebugAccessLogNamesRoutesNotPaths(t *testing.T) {
 
 	// Wait until every request has its log line, then read them all.
 	var logged []map[string]any
-	eventuallyE2E(t, "every request is logged", func() bool {
+	testkit.Eventually(t, "every request is logged", func() bool {
 		logged = logged[:0]
 		for _, line := range scanLines(p.Stderr()) {
 			var ev map[string]any

@@ -3,8 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -18,7 +18,7 @@ func TestChannelPeerWhyCleaned(t *testing.T) {
 	b := wire.Bounds{TimeoutMs: 60000, MemoryMiB: 1, MaxOutputBytes: 100, AllowedHosts: []string{}, Roots: []string{}}
 	page := w.pageWith(chanViewCookie(t, w, w.broker.URL()))
 	page.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("pwhy", b)}))
-	waitFor(t, 30*time.Second, func() bool { return w.tools()["pwhy"] == "page" })
+	testkit.Eventually(t, "pwhy routed to the page", func() bool { return w.tools()["pwhy"] == "page" })
 
 	refuse := func(id, why string) wire.Answer {
 		res := w.callAsync(id, "pwhy", b, "echo", `{}`)

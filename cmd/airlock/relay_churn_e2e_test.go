@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // End-to-end test of the relay's promise that view traffic can never push
@@ -127,13 +128,13 @@ func TestRelayViewChurnNeverDropsHost(t *testing.T) {
 	}
 	t.Logf("%d of %d churned views joined", joined, churns)
 	// Every churned view has left the hub (the gauge falls after Leave).
-	eventuallyE2E(t, "churned views gone", func() bool {
+	testkit.Eventually(t, "churned views gone", func() bool {
 		return p.metric(t, `airlock_ws_connections{endpoint="ws",role="view"}`) == 1
 	})
 	// The host reads again: it is still connected and relays both ways.
 	// The view's mark is refused busy until the host has read enough.
 	read := hostReadsTo(s.host, "from-view")
-	eventuallyE2E(t, "the view's mark reaches the host's queue", func() bool {
+	testkit.Eventually(t, "the view's mark reaches the host's queue", func() bool {
 		v.send("ack", map[string]any{"mark": "from-view"}, 0)
 		sentinel(v)
 		return len(refusalsUntilSentinel(t, v)) == 0

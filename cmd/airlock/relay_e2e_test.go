@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // End-to-end tests of /local/ws, one per rule of issue 3, over real
@@ -59,7 +60,7 @@ func TestRelayTransportChecks(t *testing.T) {
 	s := connect(t, p, 1, localclient.MintOptions{})
 	expired := p.mintFor(t, localclient.MintOptions{TTLSeconds: 1})
 	expiredCk := p.bootstrap(t, expired)
-	eventuallyE2E(t, "the short session expires", func() bool {
+	testkit.Eventually(t, "the short session expires", func() bool {
 		status, _, _ := bootstrapRaw(p, expired.LaunchOrigin, expired.WorkspaceSessionID, "x", nil)
 		return status == 410
 	})
@@ -335,7 +336,7 @@ func TestRelaySnapshotRouting(t *testing.T) {
 	ask(a, nil)
 	ask(b, 2)
 	_ = gone.Close()
-	eventuallyE2E(t, "the broker sees the view leave", func() bool {
+	testkit.Eventually(t, "the broker sees the view leave", func() bool {
 		return p.metric(t, `airlock_ws_connections{endpoint="ws",role="view"}`) == 2
 	})
 	host, hc := p.host(t, m)

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock/airlock/broker/localclient/churn"
+	"github.com/airlock/airlock/broker/localclient/localclienttest"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // TestRelayHammer churns many hosts, views and requests at once against
@@ -19,24 +20,24 @@ func TestRelayHammer(t *testing.T) {
 	}
 	p := startSessions(t, "LOCAL_BROWSER_TOMBSTONE_RETENTION_SECONDS=1", "AIRLOCK_LOCAL_OUTBOUND_QUEUE=64")
 	baseline := p.metric(t, "go_goroutines")
-	c := churn.Load{Sessions: 6, Views: 5, Cycles: 3, Messages: 40, TTLSeconds: 8, OnSecret: p.AddSecret}
-	var st churn.Stats
+	c := localclienttest.ChurnLoad{Sessions: 6, Views: 5, Cycles: 3, Messages: 40, TTLSeconds: 8, OnSecret: p.AddSecret}
+	var st localclienttest.ChurnStats
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := churn.Run(ctx, p.client(), p.URL(), c, &st); err != nil {
+	if err := localclienttest.Churn(ctx, p.client(), p.URL(), c, &st); err != nil {
 		t.Fatal(err)
 	}
 	if st.Received.Load() == 0 {
 		t.Fatal("nothing was relayed")
 	}
-	eventuallyE2E(t, "every socket closes", func() bool {
+	testkit.Eventually(t, "every socket closes", func() bool {
 		return p.metric(t, `airlock_ws_connections{endpoint="ws",role="host"}`) == 0 &&
 			p.metric(t, `airlock_ws_connections{endpoint="ws",role="view"}`) == 0
 	})
-	eventuallyE2E(t, "the broker's goroutines return to the baseline", func() bool {
+	testkit.Eventually(t, "the broker's goroutines return to the baseline", func() bool {
 		return p.metric(t, "go_goroutines") <= baseline
 	})
-	eventuallyE2E(t, "every session expires and is reaped", func() bool {
+	testkit.Eventually(t, "every session expires and is reaped", func() bool {
 		return p.metric(t, `airlock_sessions{state="live"}`) == 0 && p.metric(t, `airlock_sessions{state="tombstone"}`) == 0
 	})
 	t.Logf("e2e hammer: %d sessions × (1 host + %d views) × %d cycles: %d sent, %d received, %d refused, %d handshakes dropped as slow; goroutines back to %v",

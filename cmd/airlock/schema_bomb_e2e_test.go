@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/plugins"
 )
 
@@ -31,8 +31,8 @@ func TestSchemaBombPluginRefused(t *testing.T) {
 	w := newFixtureWorld(t)
 	bomb := fxManifestOf("bomb", w.bounds, "echo")
 	bomb.Tools[0].InputSchema = schemaBomb(20)
-	must(t, plugins.WriteFolder(w.plugins, bomb, guestModule(t)))
-	waitFor(t, 60*time.Second, func() bool {
+	must(t, plugins.WriteFolder(w.plugins, bomb, testkit.Fixture(t, "guest.wasm")))
+	testkit.Eventually(t, "the schema bomb to be logged", func() bool {
 		return strings.Contains(w.p.Stderr(), `"plugin":"bomb"`)
 	})
 	if !strings.Contains(w.p.Stderr(), `"reason":"schema-too-complex"`) {

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // testToken is the launch token of most end-to-end brokers. Every harness
@@ -190,7 +191,7 @@ func TestServeSIGHUPReloadsAndKeepsServing(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool { return strings.Contains(p.Stderr(), "reload requested") })
+	testkit.Eventually(t, "the reload logged", func() bool { return strings.Contains(p.Stderr(), "reload requested") })
 	if code, _, _ := p.do("GET", "/healthz", nil, nil); code != 200 {
 		t.Errorf("not serving after SIGHUP: %d", code)
 	}
@@ -202,19 +203,7 @@ func TestServeMetricsOnOwnListener(t *testing.T) {
 	if code, _, _ := p.do("GET", "/metrics", nil, nil); code != 404 {
 		t.Errorf("/metrics still on the main listener: %d", code)
 	}
-	waitFor(t, 10*time.Second, func() bool { return strings.Contains(p.Stderr(), "metrics listening") })
-}
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the metrics listener logged", func() bool { return strings.Contains(p.Stderr(), "metrics listening") })
 }
 
 func writeFile(t *testing.T, name, content string) string {

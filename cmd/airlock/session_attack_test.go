@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // Attacks as a hostile page would try them. Each is refused with the
@@ -96,7 +97,7 @@ func TestAttackReplayedAndExpiredCredentials(t *testing.T) {
 	if status, body, h := bootstrapRaw(p, m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential, nil); status != 401 || len(setCookies(h)) != 0 {
 		t.Fatalf("replayed credential: %d %s", status, body)
 	}
-	eventuallyE2E(t, "expiry", func() bool {
+	testkit.Eventually(t, "expiry", func() bool {
 		status, _, _ := bootstrapRaw(p, m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential, nil)
 		return status == 410
 	})

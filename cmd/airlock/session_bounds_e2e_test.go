@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // End-to-end tests of issue 7's session bounds: tombstones count toward
@@ -101,7 +102,7 @@ func TestSessionTombstoneCap(t *testing.T) {
 	p := startSessions(t, "AIRLOCK_LOCAL_MAX_TOMBSTONES=2")
 	expired := func() *localclient.Minted {
 		m := p.mintFor(t, localclient.MintOptions{TTLSeconds: 1})
-		eventuallyE2E(t, "the short session expires", func() bool {
+		testkit.Eventually(t, "the short session expires", func() bool {
 			status, _, _ := bootstrapRaw(p, m.LaunchOrigin, m.WorkspaceSessionID, "x", nil)
 			return status == 410
 		})

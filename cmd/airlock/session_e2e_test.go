@@ -15,6 +15,7 @@ import (
 
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // End-to-end tests of minting, bootstrap, cookies and expiry, one per rule
@@ -314,7 +315,7 @@ func TestSessionExpiryTombstoneReaper(t *testing.T) {
 		s := p.dial(t, name, localclient.DialOptions{Origin: m.LaunchOrigin, Cookies: []*http.Cookie{c}})
 		s.closed(4402, "CREDENTIAL_EXPIRED")
 	}
-	eventuallyE2E(t, "the reaper deletes the tombstone", func() bool {
+	testkit.Eventually(t, "the reaper deletes the tombstone", func() bool {
 		status, _, _ := bootstrapRaw(p, m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential, nil)
 		return status == 401
 	})

@@ -205,18 +205,6 @@ func barrier(t *testing.T, from *sock, to ...*sock) {
 	}
 }
 
-// eventuallyE2E polls cond until it holds; it asserts no timing.
-func eventuallyE2E(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // metric returns the value of one exposition line (name with labels, as
 // printed), or -1 when absent.
 func (p *proc) metric(t *testing.T, series string) float64 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // End-to-end tests of PROTOCOL section 1's slow and idle clients: a body
@@ -40,7 +41,7 @@ func (k slowKind) String() string {
 type slowConn struct {
 	kind   slowKind
 	c      net.Conn
-	got    syncBuffer // everything the broker sent
+	got    testkit.Buffer // everything the broker sent
 	closed chan struct{}
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -66,7 +67,7 @@ func dialSlow(t *testing.T, p *proc, kind slowKind) *slowConn {
 		s.drip()
 	case idleAlive:
 		s.write(t, "GET /healthz HTTP/1.1\r\n"+host+"\r\n")
-		eventuallyE2E(t, "the idle client's request is answered", func() bool {
+		testkit.Eventually(t, "the idle client's request is answered", func() bool {
 			return strings.Contains(s.got.String(), `"status":"ok"`)
 		})
 	}
@@ -257,7 +258,7 @@ func TestConnectionCapShedsSlowClientsThenRefuses(t *testing.T) {
 	for _, c := range slow {
 		c.Close()
 	}
-	eventuallyE2E(t, "healthz answers 200 again", func() bool {
+	testkit.Eventually(t, "healthz answers 200 again", func() bool {
 		code, _ := healthz(t, p)
 		return code == 200
 	})
@@ -266,7 +267,7 @@ func TestConnectionCapShedsSlowClientsThenRefuses(t *testing.T) {
 		t.Errorf("refused connections counted %v, want at least 2", n)
 	}
 	http.DefaultClient.CloseIdleConnections()
-	eventuallyE2E(t, fmt.Sprintf("the broker's descriptors return to %d", baseline), func() bool {
+	testkit.Eventually(t, fmt.Sprintf("the broker's descriptors return to %d", baseline), func() bool {
 		return fdCount(t, pid) <= baseline
 	})
 }

@@ -8,19 +8,12 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 // Each guest fixture is compiled once (compiling is the slow part, tens
 // of seconds under -race) and every behaviour is a subtest of it.
-
-func fixture(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // runner compiles a fixture with a "data" root holding one file.
 func runner(t *testing.T, name string) *Runner {
@@ -29,7 +22,7 @@ func runner(t *testing.T, name string) *Runner {
 	if err := os.WriteFile(filepath.Join(data, "hello.txt"), []byte("hi"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(context.Background(), fixture(t, name), Options{Roots: map[string]string{"data": data}})
+	r, err := New(context.Background(), testkit.Fixture(t, name), Options{Roots: map[string]string{"data": data}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +121,7 @@ func TestCacheDir(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	for range 2 {
-		r, err := New(ctx, fixture(t, "silent.wasm"), Options{CacheDir: dir})
+		r, err := New(ctx, testkit.Fixture(t, "silent.wasm"), Options{CacheDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +138,7 @@ func TestCacheDir(t *testing.T) {
 }
 
 func TestRefused(t *testing.T) {
-	if _, err := New(context.Background(), fixture(t, "noabi.wasm"), Options{}); !errors.Is(err, ErrNoStyle) {
+	if _, err := New(context.Background(), testkit.Fixture(t, "noabi.wasm"), Options{}); !errors.Is(err, ErrNoStyle) {
 		t.Fatalf("no ABI: %v", err)
 	}
 	if _, err := New(context.Background(), []byte("nope"), Options{}); err == nil {

@@ -1,7 +1,6 @@
 package envclient_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,7 @@ import (
 	"github.com/airlock/airlock/broker/channel/envclient"
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -157,25 +157,13 @@ func run(t *testing.T, o envclient.Options) (*envclient.Client, func() error) {
 
 func bearerOf(s string) func() (string, error) { return func() (string, error) { return s, nil } }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestClientServesItsCatalog(t *testing.T) {
 	b := newBroker(t)
 	ex := newExecutor("fx")
-	var events bytes.Buffer
-	var evMu sync.Mutex
+	var events testkit.Buffer
 	c, _ := run(t, envclient.Options{URL: b.url(), Bearer: bearerOf(b.pair(t, "lab")), Executor: ex, Catalog: ex.Descriptors,
-		Events: writerFunc(func(p []byte) (int, error) { evMu.Lock(); defer evMu.Unlock(); return events.Write(p) })})
-	waitFor(t, "the catalog", func() bool { return b.routed("fx") })
+		Events: &events})
+	testkit.Eventually(t, "the catalog", func() bool { return b.routed("fx") })
 	if a := b.call("c1", "fx", "echo"); !a.OK || a.CallID != "c1" || string(a.Observed) != `{"tool":"echo"}` {
 		t.Fatalf("echo: %+v", a)
 	}
@@ -188,17 +176,11 @@ func TestClientServesItsCatalog(t *testing.T) {
 	}
 	ex.set("gx")
 	c.CatalogChanged()
-	waitFor(t, "the new catalog", func() bool { return b.routed("gx") && !b.routed("fx") })
-	evMu.Lock()
-	defer evMu.Unlock()
+	testkit.Eventually(t, "the new catalog", func() bool { return b.routed("gx") && !b.routed("fx") })
 	if !strings.HasPrefix(events.String(), `{"broker":"`+b.url()+`","event":"connected"}`) {
 		t.Errorf("events %q", events.String())
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // fakeBroker accepts connections, records what each sent first, and then
 // runs script on it.
@@ -264,10 +246,10 @@ func TestClientHelloAndReconnect(t *testing.T) {
 		}
 		return "vbx_secret", nil
 	}
-	var logs syncBuffer
+	var logs testkit.Buffer
 	_, stop := run(t, envclient.Options{URL: f.url(), Bearer: bearer, Executor: ex, Catalog: ex.Descriptors,
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	waitFor(t, "three connections", func() bool {
+	testkit.Eventually(t, "three connections", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return len(f.catalogs) == 3
@@ -294,23 +276,6 @@ func TestClientHelloAndReconnect(t *testing.T) {
 	if strings.Contains(logs.String(), "vbx_secret") {
 		t.Error("the bearer was logged")
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestClientAnswersBadCallFrames: a call frame that fails validation is
@@ -385,13 +350,13 @@ func TestClientDrains(t *testing.T) {
 	b := newBroker(t)
 	ex := newExecutor("fx")
 	_, stop := run(t, envclient.Options{URL: b.url(), Bearer: bearerOf(b.pair(t, "lab")), Executor: ex, Catalog: ex.Descriptors})
-	waitFor(t, "the catalog", func() bool { return b.routed("fx") })
+	testkit.Eventually(t, "the catalog", func() bool { return b.routed("fx") })
 	first := make(chan wire.Answer, 1)
 	go func() { first <- b.call("long", "fx", "block") }()
 	<-ex.started
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
-	waitFor(t, "a call refused shutting-down", func() bool {
+	testkit.Eventually(t, "a call refused shutting-down", func() bool {
 		a := b.call("late", "fx", "echo")
 		return a.Refused == wire.ShuttingDown
 	})
@@ -402,7 +367,7 @@ func TestClientDrains(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	waitFor(t, "the environment to be gone", func() bool { return b.call("after", "fx", "echo").Refused == wire.MachineUnreachable })
+	testkit.Eventually(t, "the environment to be gone", func() bool { return b.call("after", "fx", "echo").Refused == wire.MachineUnreachable })
 }
 
 // TestClientStopsWhenReplaced: a second environment with the same bearer
@@ -417,7 +382,7 @@ func TestClientStopsWhenReplaced(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- c1.Run(context.Background(), time.Second) }()
-	waitFor(t, "the first catalog", func() bool { return b.routed("one") })
+	testkit.Eventually(t, "the first catalog", func() bool { return b.routed("one") })
 	second := newExecutor("two")
 	run(t, envclient.Options{URL: b.url(), Bearer: bearerOf(bearer), Executor: second, Catalog: second.Descriptors})
 	select {
@@ -428,7 +393,7 @@ func TestClientStopsWhenReplaced(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the replaced client did not stop")
 	}
-	waitFor(t, "the second catalog", func() bool { return b.routed("two") })
+	testkit.Eventually(t, "the second catalog", func() bool { return b.routed("two") })
 }
 
 func TestNewNeedsOptions(t *testing.T) {

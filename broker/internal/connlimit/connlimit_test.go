@@ -2,6 +2,7 @@ package connlimit
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -163,13 +165,9 @@ func (c *client) waitClosed(t *testing.T, what string) {
 // waitOpen polls the open-connections gauge until it reads n.
 func (w *world) waitOpen(n float64) {
 	w.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for testutil.ToFloat64(w.reg.ConnectionsOpen) != n {
-		if time.Now().After(deadline) {
-			w.t.Fatalf("open connections %v, want %v", testutil.ToFloat64(w.reg.ConnectionsOpen), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(w.t, fmt.Sprintf("%v open connections", n), func() bool {
+		return testutil.ToFloat64(w.reg.ConnectionsOpen) == n
+	})
 }
 
 func TestCapEvictsWaitingConnectionsThenRefuses(t *testing.T) {
@@ -272,13 +270,7 @@ func TestEvictsBodyInFlight(t *testing.T) {
 	dripping := w.dial("POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab")
 	w.waitOpen(1)
 	// Wait until the request is inside BoundBody, reading its body.
-	deadline := time.Now().Add(30 * time.Second)
-	for !w.phaseIs(phaseBody) {
-		if time.Now().After(deadline) {
-			t.Fatal("the request never reached its body")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the request to reach its body", func() bool { return w.phaseIs(phaseBody) })
 	fresh := w.dial(get("/ok"))
 	if resp, _ := fresh.response(t); resp.StatusCode != 200 {
 		t.Fatalf("new connection: %d", resp.StatusCode)
@@ -353,13 +345,7 @@ func (w *world) phaseCount(p phase) int {
 // waitPhase polls until n tracked connections are in phase p.
 func (w *world) waitPhase(p phase, n int) {
 	w.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for w.phaseCount(p) != n {
-		if time.Now().After(deadline) {
-			w.t.Fatalf("connections in phase %d: %d, want %d", p, w.phaseCount(p), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(w.t, fmt.Sprintf("%d connections in phase %d", n, p), func() bool { return w.phaseCount(p) == n })
 }
 
 func TestCapEvictsPendingUpgradesNotEstablishedOnes(t *testing.T) {

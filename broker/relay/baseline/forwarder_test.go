@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 func dial(t *testing.T, f *Forwarder, room, origin string) *websocket.Conn {
@@ -43,9 +45,7 @@ func TestRooms(t *testing.T) {
 	}
 	defer f.Close()
 	a1, a2, b := dial(t, f, "/a", ""), dial(t, f, "/a", ""), dial(t, f, "/b", "")
-	for f.Views() != 3 {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, "three views registered", func() bool { return f.Views() == 3 })
 	hostA, hostB := dial(t, f, "/a", HostOrigin), dial(t, f, "/b", HostOrigin)
 	ctx := context.Background()
 	for _, m := range []string{"one", "two"} {
@@ -75,9 +75,7 @@ func TestCloseDropsSockets(t *testing.T) {
 	}
 	v := dial(t, f, "/r", "")
 	h := dial(t, f, "/r", HostOrigin)
-	for f.Views() != 1 {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, "the view registered", func() bool { return f.Views() == 1 })
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,16 @@
-// Package churn drives a broker's sessions with many hosts and views at
-// once: hosts connect and reconnect, relay ordered state and answer every
+// Package localclienttest drives a broker through localclient for tests.
+// Churn works a broker's sessions with many hosts and views at once:
+// hosts connect and reconnect, relay ordered state and answer every
 // request; views make requests, cancel some, ask for snapshots, leave with
 // requests in flight, and check that hostSequence strictly increases
 // within each host epoch. The hammer tests run it in process and against
 // the real binary, then check that everything drained.
-package churn
+//
+// Only tests import it (a test of executors/testkit checks the binary
+// does not link it); it is not internal because cmd/airlock's tests use
+// it too (RATIONALE.md, "Why are the test kits exported packages, the
+// shared one under `executors/`?").
+package localclienttest
 
 import (
 	"context"
@@ -18,10 +24,10 @@ import (
 	"github.com/airlock/airlock/broker/relay/contract"
 )
 
-// Load is the workload: Sessions sessions, each with one host and Views
+// ChurnLoad is the workload: Sessions sessions, each with one host and Views
 // views, each connecting Cycles times; a host sends Messages ordered
 // states per cycle, a view Messages/2 requests.
-type Load struct {
+type ChurnLoad struct {
 	Sessions, Views, Cycles, Messages int
 	// TTLSeconds is the sessions' time to live (0: the broker's default).
 	TTLSeconds int64
@@ -30,12 +36,12 @@ type Load struct {
 	OnSecret func(string)
 }
 
-// Stats counts what the churn saw. Dropped counts handshakes cut short
+// ChurnStats counts what the churn saw. Dropped counts handshakes cut short
 // because the broker dropped the socket as a slow consumer, or refused a
 // view's join while the host was behind (host-busy): on a starved
 // machine a peer may not read fast enough even while saying hello, and
 // dropping it is what the broker must do so the session never stalls.
-type Stats struct {
+type ChurnStats struct {
 	Sent, Received, Refused, Dropped atomic.Int64
 }
 
@@ -48,10 +54,10 @@ func slowConsumer(err error) bool {
 	return code == contract.CloseTryAgainLater && (reason == "slow-consumer" || reason == "host-busy")
 }
 
-// Run mints and bootstraps l.Sessions sessions for origin through client
+// Churn mints and bootstraps l.Sessions sessions for origin through client
 // and churns them until every actor is done. It returns the actors'
 // errors, an ordering violation among them.
-func Run(ctx context.Context, client *localclient.Client, origin string, l Load, st *Stats) error {
+func Churn(ctx context.Context, client *localclient.Client, origin string, l ChurnLoad, st *ChurnStats) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, l.Sessions*(l.Views+1))
 	for s := range l.Sessions {
@@ -86,7 +92,7 @@ func Run(ctx context.Context, client *localclient.Client, origin string, l Load,
 
 // hostActor connects (again and again), broadcasts ordered state and
 // answers whatever requests reach it.
-func hostActor(ctx context.Context, base string, m *localclient.Minted, l Load, st *Stats) error {
+func hostActor(ctx context.Context, base string, m *localclient.Minted, l ChurnLoad, st *ChurnStats) error {
 	for cycle := range l.Cycles {
 		conn, err := localclient.DialHost(ctx, base, m)
 		if err != nil {
@@ -119,7 +125,7 @@ func hostActor(ctx context.Context, base string, m *localclient.Minted, l Load, 
 }
 
 // answer replies to requests and snapshot asks until the socket closes.
-func answer(ctx context.Context, conn *localclient.Conn, st *Stats) {
+func answer(ctx context.Context, conn *localclient.Conn, st *ChurnStats) {
 	results := map[string]string{"validateRequest": "validateResult", "exportRequest": "exportResult",
 		"captureInspectRequest": "captureInspectResult", "sourceEditRequest": "sourceEditResult"}
 	for {
@@ -146,7 +152,7 @@ func answer(ctx context.Context, conn *localclient.Conn, st *Stats) {
 // viewActor connects, sends requests, cancels some, asks for snapshots,
 // leaves with requests in flight, and checks that hostSequence strictly
 // increases within each host epoch.
-func viewActor(ctx context.Context, base string, m *localclient.Minted, ck *http.Cookie, l Load, n int, st *Stats) error {
+func viewActor(ctx context.Context, base string, m *localclient.Minted, ck *http.Cookie, l ChurnLoad, n int, st *ChurnStats) error {
 	kinds := []string{"validateRequest", "exportRequest", "captureInspectRequest", "sourceEditRequest"}
 	for cycle := range l.Cycles {
 		conn, err := localclient.DialView(ctx, base, m.LaunchOrigin, m.WorkspaceSessionID, ck)
@@ -189,7 +195,7 @@ func viewActor(ctx context.Context, base string, m *localclient.Minted, ck *http
 	return nil
 }
 
-func checkOrder(ctx context.Context, conn *localclient.Conn, st *Stats) error {
+func checkOrder(ctx context.Context, conn *localclient.Conn, st *ChurnStats) error {
 	epoch, last := -1.0, int64(0)
 	for {
 		msg, err := conn.Receive(ctx)
