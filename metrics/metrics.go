@@ -3,8 +3,8 @@
 //
 // A Registry is created per broker (not global) so tests can run several
 // brokers in one process. Label values that come from outside (a tool name
-// in a call, a message type on a socket) pass through the Label helpers,
-// which fold anything outside the admitted set into Other.
+// in a call, a message type on a socket) pass through LabelIn,
+// which folds anything outside the admitted set into Other.
 package metrics
 
 import (
@@ -129,14 +129,6 @@ func (r *Registry) Handler() http.Handler {
 
 // Gatherer exposes the registry to tests.
 func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
-
-// Label returns v when it is in the closed set allowed, else Other.
-func Label(v string, allowed map[string]bool) string {
-	if allowed[v] {
-		return v
-	}
-	return Other
-}
 
 // LabelIn returns v when it is one of allowed, else Other.
 func LabelIn(v string, allowed ...string) string {
