@@ -47,6 +47,7 @@ type Broker struct {
 // and its API, the session broker and the executor channel.
 func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	cfg := o.Config
+	o.Metrics = metrics.OrNew(o.Metrics) // one registry for every part, served at /metrics
 	rt, table, cat, err := Executors(ctx, cfg, o.Logger, o.Metrics, true)
 	if err != nil {
 		return nil, err

@@ -58,6 +58,7 @@ type Server struct {
 
 // New builds a Server. It does not listen; see Listen.
 func New(opts Options) *Server {
+	opts.Metrics = metrics.OrNew(opts.Metrics)
 	s := &Server{opts: opts, loopback: config.IsLoopback(opts.Config.Listen)}
 	s.conns = connlimit.New(opts.Config.HTTP.MaxConnections, opts.Metrics)
 	mux := http.NewServeMux()

@@ -122,6 +122,17 @@ func New() *Registry {
 	return r
 }
 
+// OrNew returns r, or a new private Registry when r is nil. Every
+// constructor that takes a Registry calls it once, so a component built
+// without one (a test, `airlock tools`) counts into a registry nobody
+// serves and no hot path checks for nil.
+func OrNew(r *Registry) *Registry {
+	if r == nil {
+		return New()
+	}
+	return r
+}
+
 // Handler serves the exposition.
 func (r *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})

@@ -60,7 +60,7 @@ type Options struct {
 	Dir     string           // the plugins folder; "" for none
 	Builtin fs.FS            // bundled plugin folders; nil for none
 	Logger  *slog.Logger
-	Metrics *metrics.Registry // nil when offline (airlock tools --plugins)
+	Metrics *metrics.Registry // nil counts into a private registry (metrics.OrNew)
 }
 
 // Catalog admits plugin folders into a Table and keeps them in step with
@@ -90,6 +90,7 @@ func New(opts Options) (*Catalog, error) {
 			return nil, fmt.Errorf("%w: %s", ErrNoPluginsDir, opts.Dir)
 		}
 	}
+	opts.Metrics = metrics.OrNew(opts.Metrics)
 	c := &Catalog{opts: opts, entries: map[string]*entry{}}
 	c.statuses.Store(&[]Status{})
 	return c, nil
@@ -234,9 +235,7 @@ func (c *Catalog) admit(ctx context.Context, id string, fsys fs.FS) (*executors.
 // refused logs and counts a refusal.
 func (c *Catalog) refused(s Status) {
 	c.opts.Logger.Warn("plugin refused", "plugin", s.ID, "origin", s.Origin, "reason", s.Reason, "detail", s.Detail)
-	if c.opts.Metrics != nil {
-		c.opts.Metrics.PluginAdmissionErr.WithLabelValues(metrics.LabelIn(s.Reason, Reasons...)).Inc()
-	}
+	c.opts.Metrics.PluginAdmissionErr.WithLabelValues(metrics.LabelIn(s.Reason, Reasons...)).Inc()
 }
 
 // retire removes an entry's program from the table.
@@ -277,9 +276,7 @@ func (c *Catalog) publish() {
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	c.statuses.Store(&list)
-	if c.opts.Metrics != nil {
-		c.opts.Metrics.PluginsAdmitted.Set(float64(admitted))
-	}
+	c.opts.Metrics.PluginsAdmitted.Set(float64(admitted))
 }
 
 // Close stops watching, retires every program and waits (within ctx) for

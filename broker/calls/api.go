@@ -25,7 +25,7 @@ type API struct {
 // NewAPI serves router's calls to holders of the launch token; plugins
 // reports the local catalog (admitted and refused folders).
 func NewAPI(router *Router, token string, reg *metrics.Registry, plugins func() any) *API {
-	return &API{router: router, token: httpx.NewToken(token), metrics: reg, plugins: plugins}
+	return &API{router: router, token: httpx.NewToken(token), metrics: metrics.OrNew(reg), plugins: plugins}
 }
 
 // Mount registers the routes.

@@ -65,7 +65,7 @@ type Router struct {
 
 // NewRouter builds a Router over sources, in priority order.
 func NewRouter(reg *metrics.Registry, logger *slog.Logger, sources ...Source) *Router {
-	return &Router{metrics: reg, logger: logger, sources: sources}
+	return &Router{metrics: metrics.OrNew(reg), logger: logger, sources: sources}
 }
 
 // AddSource appends a source at the lowest priority.

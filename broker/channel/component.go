@@ -101,6 +101,7 @@ func New(o Options) *Channel {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Metrics = metrics.OrNew(o.Metrics)
 	c := &Channel{opts: o, log: o.Logger, m: o.Metrics, machines: map[string]*slot{},
 		shadows: map[shadow]bool{}, conns: map[*websocket.Conn]struct{}{}}
 	c.page = newSlot(identity{kind: Page})

@@ -114,6 +114,7 @@ func NewDoor(kind Kind, link Link, o DoorOptions) *Door {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Metrics = metrics.OrNew(o.Metrics)
 	return &Door{kind: kind, link: link, max: o.MaxInflight, log: o.Logger, m: o.Metrics,
 		inflight: o.Metrics.ChannelInflight.WithLabelValues(string(kind)), pending: map[string]*pending{}}
 }

@@ -66,6 +66,7 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Metrics = metrics.OrNew(o.Metrics)
 	s := &Service{opts: o, clock: o.Clock, log: o.Logger, m: o.Metrics, sockets: map[*socket]struct{}{},
 		stopReaper: make(chan struct{}), reaperDone: make(chan struct{})}
 	retention := time.Duration(o.Local.TombstoneRetentionSeconds) * time.Second
@@ -187,7 +188,5 @@ func (s *Service) Stats() Stats {
 }
 
 func (s *Service) authRefused(endpoint string, c httpx.Code) {
-	if s.m != nil {
-		s.m.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
-	}
+	s.m.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 }
