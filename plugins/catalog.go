@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock/airlock/config/watch"
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/metrics"
 )
@@ -73,7 +74,7 @@ type Catalog struct {
 	listeners []func()
 	statuses  atomic.Pointer[[]Status]
 	retiring  sync.WaitGroup // programs closing after retirement
-	watch     *watcher
+	watcher   *watch.Watcher
 }
 
 type entry struct {
