@@ -130,6 +130,8 @@ func (b *Broker) AdmittedCount() int {
 
 // Close drains and stops the broker within ctx: the server first (new
 // calls refused, calls in flight finish), then the plugins and the runtime.
+// When ctx ends each part forces what is left, the runtime last, so every
+// resource is released before Close returns ctx's cause.
 func (b *Broker) Close(ctx context.Context) error {
 	err := b.Server.Shutdown(ctx)
 	err = errors.Join(err, b.Catalog.Close(ctx))

@@ -74,6 +74,9 @@ type Catalog struct {
 	listeners []func()
 	statuses  atomic.Pointer[[]Status]
 	retiring  sync.WaitGroup // programs closing after retirement
+	// abandon ends the retirement waits when Close's context ends.
+	abandon   context.Context
+	abandoned context.CancelFunc
 	watcher   *watch.Watcher
 }
 
@@ -93,6 +96,7 @@ func New(opts Options) (*Catalog, error) {
 	}
 	opts.Metrics = metrics.OrNew(opts.Metrics)
 	c := &Catalog{opts: opts, entries: map[string]*entry{}}
+	c.abandon, c.abandoned = context.WithCancel(context.Background())
 	c.statuses.Store(&[]Status{})
 	return c, nil
 }
@@ -259,7 +263,7 @@ func (c *Catalog) closeLater(p *executors.Program) {
 	c.retiring.Add(1)
 	go func() {
 		defer c.retiring.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), retireGrace)
+		ctx, cancel := context.WithTimeout(c.abandon, retireGrace)
 		defer cancel()
 		_ = p.Close(ctx)
 	}()
@@ -280,8 +284,11 @@ func (c *Catalog) publish() {
 	c.opts.Metrics.PluginsAdmitted.Set(float64(admitted))
 }
 
-// Close stops watching, retires every program and waits (within ctx) for
-// their in-flight calls.
+// Close stops watching, retires every program and waits for their
+// in-flight calls. If ctx ends first it stops waiting (each program is
+// then released by its last call, which the runtime's Close forces) and
+// returns ctx's cause once its own goroutines have ended (RATIONALE: "What
+// does Close do when its context ends?").
 func (c *Catalog) Close(ctx context.Context) error {
 	c.stopWatching()
 	c.mu.Lock()
@@ -295,10 +302,13 @@ func (c *Catalog) Close(ctx context.Context) error {
 	go func() { c.retiring.Wait(); close(done) }()
 	select {
 	case <-done:
+		c.abandoned()
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("plugins: close: %w", ctx.Err())
 	}
+	c.abandoned()
+	<-done
+	return fmt.Errorf("plugins: close: %w", context.Cause(ctx))
 }
 
 // fingerprint identifies a folder's content cheaply: the manifest's bytes

@@ -177,7 +177,8 @@ func outcomeOf(a wire.Answer) string {
 // Drain refuses new calls with shutting-down; calls in flight go on.
 func (r *Router) Drain() { r.draining.Store(true) }
 
-// Wait blocks until calls in flight have settled or ctx is done.
+// Wait blocks until calls in flight have settled or ctx is done, then
+// returns ctx's cause.
 func (r *Router) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { r.inflight.Wait(); close(done) }()
@@ -185,6 +186,6 @@ func (r *Router) Wait(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx)
 	}
 }
