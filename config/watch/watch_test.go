@@ -33,6 +33,14 @@ func write(t *testing.T, path string) {
 	}
 }
 
+func mkdir(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func waitCall(t *testing.T, calls chan struct{}) {
 	t.Helper()
 	select {
@@ -73,17 +81,11 @@ func TestMatchFiltersChanges(t *testing.T) {
 
 func TestSubfoldersAreFollowed(t *testing.T) {
 	dir := t.TempDir()
-	old := filepath.Join(dir, "old")
-	if err := os.Mkdir(old, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	old := mkdir(t, filepath.Join(dir, "old"))
 	_, calls := start(t, dir, Options{Settle: 100 * time.Millisecond, Subfolders: true})
 	write(t, filepath.Join(old, "f")) // inside a folder there at Start
 	waitCall(t, calls)
-	fresh := filepath.Join(dir, "new")
-	if err := os.Mkdir(fresh, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	fresh := mkdir(t, filepath.Join(dir, "new"))
 	waitCall(t, calls)
 	write(t, filepath.Join(fresh, "f")) // inside a folder created since
 	waitCall(t, calls)
@@ -91,10 +93,7 @@ func TestSubfoldersAreFollowed(t *testing.T) {
 
 func TestSubfoldersOffIgnoresNestedChanges(t *testing.T) {
 	dir := t.TempDir()
-	sub := filepath.Join(dir, "sub")
-	if err := os.Mkdir(sub, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sub := mkdir(t, filepath.Join(dir, "sub"))
 	_, calls := start(t, dir, Options{Settle: 20 * time.Millisecond})
 	write(t, filepath.Join(sub, "f"))
 	noCall(t, calls, 300*time.Millisecond)
