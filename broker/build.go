@@ -43,6 +43,7 @@ type Broker struct {
 // and its API, the session broker and the executor channel.
 func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	cfg := o.Config
+	o.Metrics = metrics.OrNew(o.Metrics) // one registry for every part, served at /metrics
 	local, err := plugins.Open(ctx, cfg, o.Logger, o.Metrics, true)
 	if err != nil {
 		return nil, err
@@ -85,6 +86,8 @@ func (b *Broker) AdmittedCount() int {
 
 // Close drains and stops the broker within ctx: the server first (new
 // calls refused, calls in flight finish), then the plugins and the runtime.
+// When ctx ends each part forces what is left, the runtime last, so every
+// resource is released before Close returns ctx's cause.
 func (b *Broker) Close(ctx context.Context) error {
 	return errors.Join(b.Server.Shutdown(ctx), b.local.Close(ctx))
 }

@@ -29,8 +29,10 @@ type Component interface {
 	Mount(mux *http.ServeMux)
 	// Drain stops taking new work; in-flight work may finish.
 	Drain()
-	// Close releases everything, ending in-flight work that is still
-	// running when ctx is done.
+	// Close stops new work, waits for work in flight until ctx ends, then
+	// forces the rest and returns ctx's cause; it returns with its
+	// goroutines ended (RATIONALE: "What does Close do when its context
+	// ends?").
 	Close(ctx context.Context) error
 }
 
@@ -59,6 +61,7 @@ type Server struct {
 
 // New builds a Server. It does not listen; see Listen.
 func New(opts Options) *Server {
+	opts.Metrics = metrics.OrNew(opts.Metrics)
 	s := &Server{opts: opts, loopback: config.IsLoopback(opts.Config.Listen)}
 	s.conns = connlimit.New(opts.Config.HTTP.MaxConnections, opts.Metrics)
 	mux := http.NewServeMux()
@@ -157,7 +160,9 @@ func (s *Server) Serve(ln, metricsLn net.Listener) error {
 
 // Shutdown drains: components stop taking work, the listener closes, HTTP
 // requests in flight (tool calls among them) finish, then components
-// release what is left. ctx bounds the whole drain.
+// release what is left. ctx bounds the whole drain; when it ends, the
+// connections still open are closed and each component's Close forces
+// what it holds (RATIONALE: "What does Close do when its context ends?").
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
@@ -165,14 +170,25 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for _, c := range s.opts.Components {
 			c.Drain()
 		}
-		err = s.http.Shutdown(ctx)
+		err = shutdown(ctx, s.http)
 		if s.metrics != nil {
-			_ = s.metrics.Shutdown(ctx)
+			_ = shutdown(ctx, s.metrics)
 		}
 		for _, c := range s.opts.Components {
 			err = errors.Join(err, c.Close(ctx))
 		}
 	})
+	return err
+}
+
+// shutdown lets hs's requests finish until ctx ends, then closes the
+// connections left.
+func shutdown(ctx context.Context, hs *http.Server) error {
+	err := hs.Shutdown(ctx)
+	if err != nil && ctx.Err() != nil {
+		_ = hs.Close()
+		return fmt.Errorf("broker: shutdown: %w", context.Cause(ctx))
+	}
 	return err
 }
 

@@ -3,6 +3,7 @@ package executors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/airlock/airlock/executors/wire"
@@ -47,8 +48,10 @@ func (p *Program) leave() {
 
 // Close retires the program: new calls are refused unattributed-call at
 // once, calls in flight finish. It waits for them until ctx ends, then
-// returns ctx's error and leaves the release of the module, its pool and
-// roots to the last call out.
+// returns ctx's cause and leaves the release of the module, its pool and
+// roots to the last call out; a program runs no goroutine of its own, and
+// the engine it runs in is forced by the Runtime's Close (RATIONALE: "What
+// does Close do when its context ends?").
 func (p *Program) Close(ctx context.Context) error {
 	err := p.retire(ctx, wire.UnattributedCall)
 	p.rt.untrack(p)
@@ -72,7 +75,7 @@ func (p *Program) retire(ctx context.Context, rule wire.Rule) error {
 		p.release(ctx)
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("executors: close: %w", context.Cause(ctx))
 	}
 }
 

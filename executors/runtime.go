@@ -144,9 +144,11 @@ func (r *Runtime) instantiateHosts(ctx context.Context) error {
 	return nil
 }
 
-// Close retires every program loaded here (waiting, bounded by ctx, for
-// their in-flight calls), then frees the runtime. Calls to a program after
-// Close are refused with shutting-down.
+// Close retires every program loaded here and waits for their in-flight
+// calls; if ctx ends first it closes the engine under the calls left,
+// which cuts them, and returns ctx's cause. Either way the runtime is freed
+// (RATIONALE: "What does Close do when its context ends?"). Calls to a
+// program after Close are refused with shutting-down.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -159,12 +161,15 @@ func (r *Runtime) Close(ctx context.Context) error {
 		progs = append(progs, p)
 	}
 	r.mu.Unlock()
-	var errs []error
+	late := false
 	for _, p := range progs {
-		errs = append(errs, p.retire(ctx, wire.ShuttingDown))
+		late = p.retire(ctx, wire.ShuttingDown) != nil || late
 	}
-	errs = append(errs, r.closeWazero(ctx))
-	return errors.Join(errs...)
+	err := r.closeWazero(ctx)
+	if late {
+		err = errors.Join(fmt.Errorf("executors: close: %w", context.Cause(ctx)), err)
+	}
+	return err
 }
 
 func (r *Runtime) closeWazero(ctx context.Context) error {

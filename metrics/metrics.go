@@ -3,8 +3,8 @@
 //
 // A Registry is created per broker (not global) so tests can run several
 // brokers in one process. Label values that come from outside (a tool name
-// in a call, a message type on a socket) pass through the Label helpers,
-// which fold anything outside the admitted set into Other.
+// in a call, a message type on a socket) pass through LabelIn,
+// which folds anything outside the admitted set into Other.
 package metrics
 
 import (
@@ -122,6 +122,17 @@ func New() *Registry {
 	return r
 }
 
+// OrNew returns r, or a new private Registry when r is nil. Every
+// constructor that takes a Registry calls it once, so a component built
+// without one (a test, `airlock tools`) counts into a registry nobody
+// serves and no hot path checks for nil.
+func OrNew(r *Registry) *Registry {
+	if r == nil {
+		return New()
+	}
+	return r
+}
+
 // Handler serves the exposition.
 func (r *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
@@ -129,14 +140,6 @@ func (r *Registry) Handler() http.Handler {
 
 // Gatherer exposes the registry to tests.
 func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
-
-// Label returns v when it is in the closed set allowed, else Other.
-func Label(v string, allowed map[string]bool) string {
-	if allowed[v] {
-		return v
-	}
-	return Other
-}
 
 // LabelIn returns v when it is one of allowed, else Other.
 func LabelIn(v string, allowed ...string) string {

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock/airlock/config/watch"
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/metrics"
 )
@@ -60,7 +61,7 @@ type Options struct {
 	Dir     string           // the plugins folder; "" for none
 	Builtin fs.FS            // bundled plugin folders; nil for none
 	Logger  *slog.Logger
-	Metrics *metrics.Registry // nil when offline (airlock tools --plugins)
+	Metrics *metrics.Registry // nil counts into a private registry (metrics.OrNew)
 }
 
 // Catalog admits plugin folders into a Table and keeps them in step with
@@ -73,7 +74,10 @@ type Catalog struct {
 	listeners []func()
 	statuses  atomic.Pointer[[]Status]
 	retiring  sync.WaitGroup // programs closing after retirement
-	watch     *watcher
+	// abandon ends the retirement waits when Close's context ends.
+	abandon   context.Context
+	abandoned context.CancelFunc
+	watcher   *watch.Watcher
 }
 
 type entry struct {
@@ -90,7 +94,9 @@ func New(opts Options) (*Catalog, error) {
 			return nil, fmt.Errorf("%w: %s", ErrNoPluginsDir, opts.Dir)
 		}
 	}
+	opts.Metrics = metrics.OrNew(opts.Metrics)
 	c := &Catalog{opts: opts, entries: map[string]*entry{}}
+	c.abandon, c.abandoned = context.WithCancel(context.Background())
 	c.statuses.Store(&[]Status{})
 	return c, nil
 }
@@ -234,9 +240,7 @@ func (c *Catalog) admit(ctx context.Context, id string, fsys fs.FS) (*executors.
 // refused logs and counts a refusal.
 func (c *Catalog) refused(s Status) {
 	c.opts.Logger.Warn("plugin refused", "plugin", s.ID, "origin", s.Origin, "reason", s.Reason, "detail", s.Detail)
-	if c.opts.Metrics != nil {
-		c.opts.Metrics.PluginAdmissionErr.WithLabelValues(metrics.LabelIn(s.Reason, Reasons...)).Inc()
-	}
+	c.opts.Metrics.PluginAdmissionErr.WithLabelValues(metrics.LabelIn(s.Reason, Reasons...)).Inc()
 }
 
 // retire removes an entry's program from the table.
@@ -259,7 +263,7 @@ func (c *Catalog) closeLater(p *executors.Program) {
 	c.retiring.Add(1)
 	go func() {
 		defer c.retiring.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), retireGrace)
+		ctx, cancel := context.WithTimeout(c.abandon, retireGrace)
 		defer cancel()
 		_ = p.Close(ctx)
 	}()
@@ -277,13 +281,14 @@ func (c *Catalog) publish() {
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	c.statuses.Store(&list)
-	if c.opts.Metrics != nil {
-		c.opts.Metrics.PluginsAdmitted.Set(float64(admitted))
-	}
+	c.opts.Metrics.PluginsAdmitted.Set(float64(admitted))
 }
 
-// Close stops watching, retires every program and waits (within ctx) for
-// their in-flight calls.
+// Close stops watching, retires every program and waits for their
+// in-flight calls. If ctx ends first it stops waiting (each program is
+// then released by its last call, which the runtime's Close forces) and
+// returns ctx's cause once its own goroutines have ended (RATIONALE: "What
+// does Close do when its context ends?").
 func (c *Catalog) Close(ctx context.Context) error {
 	c.stopWatching()
 	c.mu.Lock()
@@ -297,10 +302,13 @@ func (c *Catalog) Close(ctx context.Context) error {
 	go func() { c.retiring.Wait(); close(done) }()
 	select {
 	case <-done:
+		c.abandoned()
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("plugins: close: %w", ctx.Err())
 	}
+	c.abandoned()
+	<-done
+	return fmt.Errorf("plugins: close: %w", context.Cause(ctx))
 }
 
 // fingerprint identifies a folder's content cheaply: the manifest's bytes

@@ -3,6 +3,7 @@ package calls
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/airlock/airlock/broker/internal/httpx"
@@ -26,7 +27,7 @@ type API struct {
 // NewAPI serves router's calls to holders of the launch token; plugins
 // reports the local catalog (admitted and refused folders).
 func NewAPI(router *Router, token string, reg *metrics.Registry, plugins func() any) *API {
-	return &API{router: router, token: httpx.NewToken(token), metrics: reg, plugins: plugins}
+	return &API{router: router, token: httpx.NewToken(token), metrics: metrics.OrNew(reg), plugins: plugins}
 }
 
 // Mount registers the routes.
@@ -39,8 +40,17 @@ func (a *API) Mount(mux *http.ServeMux) {
 // Drain refuses new calls with shutting-down.
 func (a *API) Drain() { a.router.Drain() }
 
-// Close waits for calls in flight.
-func (a *API) Close(ctx context.Context) error { return a.router.Wait(ctx) }
+// Close refuses new calls and waits for those in flight until ctx ends,
+// then returns ctx's cause (RATIONALE: "What does Close do when its
+// context ends?"). It holds no call itself: a call still running is forced
+// by its executor's Close (the runtime, the channel).
+func (a *API) Close(ctx context.Context) error {
+	a.router.Drain()
+	if err := a.router.Wait(ctx); err != nil {
+		return fmt.Errorf("calls: close: %w", err)
+	}
+	return nil
+}
 
 func (a *API) refused(endpoint string, c contract.Code) {
 	a.metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()

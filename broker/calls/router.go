@@ -63,7 +63,7 @@ type Router struct {
 
 // NewRouter builds a Router over sources, in priority order.
 func NewRouter(reg *metrics.Registry, logger *slog.Logger, sources ...Source) *Router {
-	return &Router{metrics: reg, logger: logger, sources: sources}
+	return &Router{metrics: metrics.OrNew(reg), logger: logger, sources: sources}
 }
 
 // AddSource appends a source at the lowest priority.
@@ -170,7 +170,8 @@ func outcomeOf(a wire.Answer) string {
 // Drain refuses new calls with shutting-down; calls in flight go on.
 func (r *Router) Drain() { r.draining.Store(true) }
 
-// Wait blocks until calls in flight have settled or ctx is done.
+// Wait blocks until calls in flight have settled or ctx is done, then
+// returns ctx's cause.
 func (r *Router) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { r.inflight.Wait(); close(done) }()
@@ -178,6 +179,6 @@ func (r *Router) Wait(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx)
 	}
 }

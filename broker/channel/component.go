@@ -104,6 +104,7 @@ func New(o Options) *Channel {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Metrics = metrics.OrNew(o.Metrics)
 	c := &Channel{opts: o, log: o.Logger, m: o.Metrics, machines: map[string]*slot{},
 		shadows: map[shadow]bool{}, conns: map[*websocket.Conn]struct{}{}}
 	c.page = newSlot(identity{kind: Page})
@@ -147,7 +148,10 @@ func (c *Channel) Drain() {
 
 // Close closes every connection (1001 going away; calls still in flight
 // settle page-closed / machine-closed), stops the watcher and waits for
-// every goroutine, or until ctx is done.
+// every goroutine. If ctx ends first it cuts the connections still in
+// their close handshake, waits for the goroutines all the same, and
+// returns ctx's cause (RATIONALE: "What does Close do when its context
+// ends?").
 func (c *Channel) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()

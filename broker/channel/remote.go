@@ -114,6 +114,7 @@ func NewRemote(kind Kind, link Link, o RemoteOptions) *Remote {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Metrics = metrics.OrNew(o.Metrics)
 	return &Remote{kind: kind, link: link, max: o.MaxInflight, log: o.Logger, m: o.Metrics,
 		inflight: o.Metrics.ChannelInflight.WithLabelValues(string(kind)), pending: map[string]*pending{}}
 }

@@ -52,7 +52,7 @@ type Options struct {
 	// (local.max_requests_per_view); past it a request is refused busy.
 	// Zero means DefaultMaxRequestsPerView.
 	MaxRequestsPerView int
-	// Metrics may be nil (tests).
+	// Metrics nil counts into a private registry (metrics.OrNew).
 	Metrics *metrics.Registry
 	// Logger may be nil (discarded).
 	Logger *slog.Logger
@@ -115,6 +115,7 @@ func New(o Options) *Hub {
 	if o.MaxRequestsPerView <= 0 {
 		o.MaxRequestsPerView = DefaultMaxRequestsPerView
 	}
+	o.Metrics = metrics.OrNew(o.Metrics)
 	return &Hub{
 		opts:    o,
 		views:   map[string]*Member{},
@@ -298,10 +299,8 @@ func (h *Hub) drop(m *Member) {
 		// Only the host's own traffic counts against its whole queue:
 		// view traffic and the notices views cause never drop it.
 		h.opts.Logger.Warn("relay: host dropped: its outbound queue is full", "reason", ReasonSlowConsumer)
-		if h.opts.Metrics != nil {
-			h.opts.Metrics.RelayDroppedHosts.Inc()
-		}
-	case h.opts.Metrics != nil:
+		h.opts.Metrics.RelayDroppedHosts.Inc()
+	default:
 		h.opts.Metrics.RelayDropped.Inc()
 	}
 	h.dropped = append(h.dropped, m)

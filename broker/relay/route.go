@@ -120,9 +120,7 @@ func (h *Hub) notifyHost(typ string, payload any) {
 
 // countHostBusy counts what the hub did instead of dropping the host.
 func (h *Hub) countHostBusy(outcome string) {
-	if h.opts.Metrics != nil {
-		h.opts.Metrics.RelayHostBusy.WithLabelValues(outcome).Inc()
-	}
+	h.opts.Metrics.RelayHostBusy.WithLabelValues(outcome).Inc()
 }
 
 // forward queues a client frame for one member and counts it.
@@ -159,9 +157,6 @@ func (h *Hub) offer(m *Member, frame []byte) {
 }
 
 func (h *Hub) count(typ, dir string) {
-	if h.opts.Metrics == nil {
-		return
-	}
 	if !contract.Known(typ) {
 		typ = metrics.Other
 	}

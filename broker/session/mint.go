@@ -95,9 +95,7 @@ func (s *Service) serveMint(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, contract.Unavailable)
 		return
 	}
-	if s.m != nil {
-		s.m.SessionsMinted.Inc()
-	}
+	s.m.SessionsMinted.Inc()
 	s.log.Info("session minted", "session", m.Session.ID, "origin", origin, "expires_at", m.Session.ExpiresAt)
 	httpx.WriteJSON(w, http.StatusCreated, MintResponse{infoOf(m.Session), m.ViewCredential, m.HostCookieKey})
 }

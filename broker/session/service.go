@@ -8,6 +8,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -67,6 +68,7 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Metrics = metrics.OrNew(o.Metrics)
 	s := &Service{opts: o, clock: o.Clock, log: o.Logger, m: o.Metrics, sockets: map[*socket]struct{}{},
 		stopReaper: make(chan struct{}), reaperDone: make(chan struct{})}
 	retention := time.Duration(o.Local.TombstoneRetentionSeconds) * time.Second
@@ -98,8 +100,11 @@ func (s *Service) Drain() {
 	s.draining = true
 }
 
-// Close stops the reaper, closes every socket with 1001 going away and
-// waits for every socket goroutine, or until ctx is done.
+// Close stops minting and the reaper, closes every socket with 1001 going
+// away and waits for every socket goroutine. If ctx ends first it cuts the
+// sockets still closing, waits for their goroutines all the same, and
+// returns ctx's cause (RATIONALE: "What does Close do when its context
+// ends?").
 func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -127,8 +132,14 @@ func (s *Service) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
+	s.mu.Lock()
+	for k := range s.sockets {
+		k.closeNow()
+	}
+	s.mu.Unlock()
+	<-done
+	return fmt.Errorf("session: close: %w", context.Cause(ctx))
 }
 
 // ViewSession reports whether r carries the view cookie
@@ -188,7 +199,5 @@ func (s *Service) Stats() Stats {
 }
 
 func (s *Service) authRefused(endpoint string, c contract.Code) {
-	if s.m != nil {
-		s.m.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
-	}
+	s.m.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 }

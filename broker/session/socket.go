@@ -74,6 +74,13 @@ func (k *socket) offer(frame []byte, push func([]byte) bool) bool {
 // dropping whatever is queued. Idempotent.
 func (k *socket) Close(code contract.CloseCode, reason string) { k.closeWith(code, reason, false) }
 
+// closeNow cuts the connection without a close handshake: an in-flight
+// write is cancelled and the reader fails at once.
+func (k *socket) closeNow() {
+	k.cancel()
+	_ = k.conn.CloseNow()
+}
+
 // refuse queues a last frame (the typed error of a failed handshake) and
 // closes with code and reason after it is written.
 func (k *socket) refuse(frame []byte, code contract.CloseCode, reason string) {

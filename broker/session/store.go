@@ -71,7 +71,7 @@ type storeLimits struct {
 }
 
 func newStore(c Clock, retention time.Duration, limits storeLimits, hubOpts relay.Options, m *metrics.Registry) *store {
-	st := &store{clock: c, retention: retention, limits: limits, hubOpts: hubOpts, m: m,
+	st := &store{clock: c, retention: retention, limits: limits, hubOpts: hubOpts, m: metrics.OrNew(m),
 		byID: map[string]*Session{}, byKey: map[digest]keyRef{}, tombs: list.New(), wake: make(chan struct{}, 1)}
 	st.gauge()
 	return st
@@ -310,9 +310,6 @@ func (st *store) counts() (live, tombstones int) {
 }
 
 func (st *store) gauge() {
-	if st.m == nil {
-		return
-	}
 	st.m.Sessions.WithLabelValues("live").Set(float64(st.live))
 	st.m.Sessions.WithLabelValues("tombstone").Set(float64(st.tombstones))
 }

@@ -139,15 +139,11 @@ func (s *Service) relay(sess *Session, m *relay.Member, k *socket) {
 }
 
 func (s *Service) relayRefused(ref *contract.Refusal) {
-	if s.m != nil {
-		s.m.RelayRefusals.WithLabelValues(string(ref.Code)).Inc()
-	}
+	s.m.RelayRefusals.WithLabelValues(string(ref.Code)).Inc()
 }
 
 func (s *Service) connGauge(role contract.Role, d float64) {
-	if s.m != nil {
-		s.m.WSConnections.WithLabelValues("ws", role.String()).Add(d)
-	}
+	s.m.WSConnections.WithLabelValues("ws", role.String()).Add(d)
 }
 
 // track registers a socket so Close can reach it; false once closed.

@@ -167,7 +167,8 @@ func (r *Runner) reactorOnce(ctx context.Context, tool string, args []byte) ([]b
 	return inst.invoke(ctx, tool, args)
 }
 
-// Close frees the runtime, every instance still open and the cache.
+// Close frees the runtime, every instance still open and the cache at
+// once, cutting calls still running; there is nothing to wait for.
 func (r *Runner) Close(ctx context.Context) error {
 	err := r.rt.Close(ctx)
 	if r.cache != nil {

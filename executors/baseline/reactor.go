@@ -84,7 +84,8 @@ func (i *Instance) invoke(ctx context.Context, tool string, args []byte) ([]byte
 	return nil, ErrABI
 }
 
-// Close closes the instance.
+// Close closes the instance at once, cutting a call running in it; ctx
+// only carries values to the engine.
 func (i *Instance) Close(ctx context.Context) error {
 	if err := i.mod.Close(ctx); err != nil {
 		return fmt.Errorf("baseline: instance close: %w", err)

@@ -66,6 +66,7 @@ type Limiter struct {
 
 // New returns a Limiter that keeps at most max connections open.
 func New(max int, reg *metrics.Registry) *Limiter {
+	reg = metrics.OrNew(reg)
 	l := &Limiter{max: max, open: reg.ConnectionsOpen, refused: reg.ConnectionsRefused}
 	for p := phaseHeaders; p <= phaseWriting; p++ {
 		l.evicted[p] = reg.ConnectionsEvicted.WithLabelValues(p.label())
