@@ -31,7 +31,7 @@ type Component interface {
 	Drain()
 	// Close stops new work, waits for work in flight until ctx ends, then
 	// forces the rest and returns ctx's cause; it returns with its
-	// goroutines ended (RATIONALE: "What does Close do when its context
+	// goroutines ended (RATIONALE.md, "What does Close do when its context
 	// ends?").
 	Close(ctx context.Context) error
 }
@@ -162,7 +162,7 @@ func (s *Server) Serve(ln, metricsLn net.Listener) error {
 // requests in flight (tool calls among them) finish, then components
 // release what is left. ctx bounds the whole drain; when it ends, the
 // connections still open are closed and each component's Close forces
-// what it holds (RATIONALE: "What does Close do when its context ends?").
+// what it holds (RATIONALE.md, "What does Close do when its context ends?").
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {

@@ -50,7 +50,7 @@ func (p *Program) leave() {
 // once, calls in flight finish. It waits for them until ctx ends, then
 // returns ctx's cause and leaves the release of the module, its pool and
 // roots to the last call out; a program runs no goroutine of its own, and
-// the engine it runs in is forced by the Runtime's Close (RATIONALE: "What
+// the engine it runs in is forced by the Runtime's Close (RATIONALE.md, "What
 // does Close do when its context ends?").
 func (p *Program) Close(ctx context.Context) error {
 	err := p.retire(ctx, wire.UnattributedCall)

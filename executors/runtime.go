@@ -147,7 +147,7 @@ func (r *Runtime) instantiateHosts(ctx context.Context) error {
 // Close retires every program loaded here and waits for their in-flight
 // calls; if ctx ends first it closes the engine under the calls left,
 // which cuts them, and returns ctx's cause. Either way the runtime is freed
-// (RATIONALE: "What does Close do when its context ends?"). Calls to a
+// (RATIONALE.md, "What does Close do when its context ends?"). Calls to a
 // program after Close are refused with shutting-down.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()

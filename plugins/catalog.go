@@ -287,7 +287,7 @@ func (c *Catalog) publish() {
 // Close stops watching, retires every program and waits for their
 // in-flight calls. If ctx ends first it stops waiting (each program is
 // then released by its last call, which the runtime's Close forces) and
-// returns ctx's cause once its own goroutines have ended (RATIONALE: "What
+// returns ctx's cause once its own goroutines have ended (RATIONALE.md, "What
 // does Close do when its context ends?").
 func (c *Catalog) Close(ctx context.Context) error {
 	c.stopWatching()

@@ -41,7 +41,7 @@ func (a *API) Mount(mux *http.ServeMux) {
 func (a *API) Drain() { a.router.Drain() }
 
 // Close refuses new calls and waits for those in flight until ctx ends,
-// then returns ctx's cause (RATIONALE: "What does Close do when its
+// then returns ctx's cause (RATIONALE.md, "What does Close do when its
 // context ends?"). It holds no call itself: a call still running is forced
 // by its executor's Close (the runtime, the channel).
 func (a *API) Close(ctx context.Context) error {

@@ -150,7 +150,7 @@ func (c *Channel) Drain() {
 // settle page-closed / machine-closed), stops the watcher and waits for
 // every goroutine. If ctx ends first it cuts the connections still in
 // their close handshake, waits for the goroutines all the same, and
-// returns ctx's cause (RATIONALE: "What does Close do when its context
+// returns ctx's cause (RATIONALE.md, "What does Close do when its context
 // ends?").
 func (c *Channel) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() {

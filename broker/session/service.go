@@ -103,7 +103,7 @@ func (s *Service) Drain() {
 // Close stops minting and the reaper, closes every socket with 1001 going
 // away and waits for every socket goroutine. If ctx ends first it cuts the
 // sockets still closing, waits for their goroutines all the same, and
-// returns ctx's cause (RATIONALE: "What does Close do when its context
+// returns ctx's cause (RATIONALE.md, "What does Close do when its context
 // ends?").
 func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {

@@ -4,7 +4,7 @@
 //
 // A change only arms the settle timer; the callback rescans whatever it
 // cares about, so a missed or coalesced event costs latency, not
-// correctness (RATIONALE: "Why fsnotify?").
+// correctness (RATIONALE.md, "Why fsnotify?").
 package watch
 
 import (
