@@ -315,6 +315,15 @@ func (p *proc) AddSecret(s string) { p.secrets = append(p.secrets, s) }
 // Stderr returns what the process logged so far.
 func (p *proc) Stderr() string { return p.stderr.String() }
 
+// waitStderr waits for the broker to log text. Its stderr is another pipe
+// than the listening line and every HTTP answer, read by its own
+// goroutine, so a line logged before them may still be in flight: a test
+// that checks a log line must wait for it, not read it once.
+func (p *proc) waitStderr(text string) {
+	p.t.Helper()
+	testkit.Eventually(p.t, "the broker to log "+strconv.Quote(text), func() bool { return strings.Contains(p.Stderr(), text) })
+}
+
 // URL is the broker's base URL.
 func (p *proc) URL() string { return "http://" + p.Addr }
 
