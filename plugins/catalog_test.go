@@ -42,7 +42,9 @@ func guestManifest(id string) plugins.Manifest {
 			{Name: "echo", Description: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			{Name: "readfile", Description: "read", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
 		},
-		Bounds: wire.Bounds{TimeoutMs: 5000, MemoryMiB: 64, MaxOutputBytes: 1 << 20},
+		// A time bound no echo reaches, however loaded the machine: the
+		// calls of these tests end by their rule, never by the clock.
+		Bounds: wire.Bounds{TimeoutMs: 60000, MemoryMiB: 64, MaxOutputBytes: 1 << 20},
 	}
 }
 
@@ -257,7 +259,7 @@ func TestWatch(t *testing.T) {
 	oldBounds, _ := json.Marshal(m.Bounds)
 
 	// Bounds changed: re-admitted; a call echoing the old bounds is refused.
-	m.Bounds.TimeoutMs = 4000
+	m.Bounds.TimeoutMs = 50000
 	if err := plugins.WriteFolder(e.dir, m, guest); err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +367,7 @@ func TestHammerReadmitWhileCalling(t *testing.T) {
 			}
 			switch n % 3 {
 			case 0, 1: // new bounds: re-admitted
-				m.Bounds.TimeoutMs = 3000 + n
+				m.Bounds.TimeoutMs = 50000 + n
 				_ = plugins.WriteFolder(e.dir, m, guest)
 			case 2: // broken: retired
 				_ = os.WriteFile(filepath.Join(e.dir, "fx", "guest.wasm"), []byte("garbage"), 0o644)

@@ -35,13 +35,7 @@ func TestCloseForcesWhenItsContextEnds(t *testing.T) {
 	e.cat.Scan(context.Background())
 	answered := make(chan wire.Answer, 1)
 	go func() { answered <- e.call("fx", "loop", `{}`) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for !stackHas("tetratelabs/wazero") { // the call is inside the guest
-		if time.Now().After(deadline) {
-			t.Fatal("the call never reached the guest")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the call to be inside the guest", func() bool { return stackHas("tetratelabs/wazero") })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := e.cat.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
