@@ -103,31 +103,22 @@ func argsCauses(e *jsonschema.ValidationError) func(yield func(argsCause) bool) 
 // is missing from the root object), the others at the value itself.
 func leafCause(e *jsonschema.ValidationError) argsCause {
 	c := argsCause{tokens: slices.Clip(e.InstanceLocation)}
-	child := func(name string) { c.tokens = append(c.tokens, name) }
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		c.keyword = "required"
-		if len(k.Missing) > 0 {
-			child(k.Missing[0])
-		}
+		c.under(k.Missing)
 	case *kind.Dependency:
 		c.keyword = "dependencies"
-		if len(k.Missing) > 0 {
-			child(k.Missing[0])
-		}
+		c.under(k.Missing)
 	case *kind.DependentRequired:
 		c.keyword = "dependentRequired"
-		if len(k.Missing) > 0 {
-			child(k.Missing[0])
-		}
+		c.under(k.Missing)
 	case *kind.AdditionalProperties:
 		c.keyword = "additionalProperties"
-		if len(k.Properties) > 0 {
-			child(slices.Min(k.Properties))
-		}
+		c.under(slices.Sorted(slices.Values(k.Properties)))
 	case *kind.PropertyNames:
 		c.keyword = "propertyNames"
-		child(k.Property)
+		c.under([]string{k.Property})
 	case *kind.Not:
 		c.keyword = "not"
 	case *kind.FalseSchema:
@@ -140,4 +131,12 @@ func leafCause(e *jsonschema.ValidationError) argsCause {
 		}
 	}
 	return c
+}
+
+// under points the cause at the first of the named properties of the
+// object it is at.
+func (c *argsCause) under(names []string) {
+	if len(names) > 0 {
+		c.tokens = append(c.tokens, names[0])
+	}
 }
