@@ -50,9 +50,11 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	if !ok {
 		return refuse(wire.UnknownTool)
 	}
-	args, ok := validArgs(schema, c.Args)
-	if !ok {
-		return refuse(wire.ArgsInvalid)
+	args, why := validArgs(schema, c.Args)
+	if why != "" {
+		a := refuse(wire.ArgsInvalid)
+		a.Why = why
+		return a
 	}
 	select {
 	case p.sem <- struct{}{}:
@@ -76,20 +78,25 @@ func (p *Program) echoMatches(echo json.RawMessage) bool {
 
 // validArgs holds args to the envelope's own rules (one object, unique
 // keys, valid UTF-8) and then to the tool's schema, and returns them
-// compacted: exactly the bytes the guest will read.
-func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, bool) {
+// compacted: exactly the bytes the guest will read. When they fail, it
+// returns the refusal's why instead: the rule's static text for args
+// that are not one such object, else what argsWhy names.
+func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, string) {
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	args, err := wire.CompactMember(raw)
 	if err != nil {
-		return nil, false
+		return nil, wire.ArgsInvalid.Why()
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil || s.Validate(v) != nil {
-		return nil, false
+	if err != nil {
+		return nil, wire.ArgsInvalid.Why()
 	}
-	return args, true
+	if err := s.Validate(v); err != nil {
+		return nil, argsWhy(err)
+	}
+	return args, ""
 }
 
 // run executes one admitted call. A panic of a host function is returned
@@ -165,14 +172,19 @@ func (s *callState) finish(out []byte, err error) wire.Answer {
 		return wire.Observed(s.callID, obs, b)
 	}
 	s.logger().Warn("call refused", "refused", string(rule), "err", err, "stderr", s.stderr.String())
-	return wire.Refuse(s.callID, rule, b)
+	a := wire.Refuse(s.callID, rule, b)
+	if te := (*toolError)(nil); rule == wire.ExecThrew && errors.As(err, &te) && te.why != "" {
+		a.Why = te.why
+	}
+	return a
 }
 
 // verdict decides the outcome. A refusal recorded by a host function is
 // the cause of whatever failure followed, then our own cancellation for
 // output, then success; a failed run is blamed on the memory bound if a
 // grow was refused, on the time bound if our deadline fired, and on the
-// tool otherwise (including the caller cancelling).
+// tool otherwise (including the caller cancelling), where a tool error
+// (a *toolError in err) gives the answer its why.
 func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, error) {
 	switch {
 	case s.rule != "":

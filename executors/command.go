@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
+	"errors"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // baseModuleConfig is what every instance of a program shares: anonymous
@@ -41,7 +46,30 @@ func (p *Program) runCommand(s *callState, args []byte) ([]byte, error) {
 	if mod != nil {
 		_ = mod.Close(context.WithoutCancel(ctx))
 	}
+	if te := commandToolError(stdout.buf.Bytes(), err); te != nil {
+		return nil, te
+	}
 	return stdout.buf.Bytes(), err
+}
+
+// commandToolError reads a command's tool error: exit code 1 with stdout
+// exactly one JSON object whose only member "error" is a string. Any
+// other failure is not the tool speaking, and keeps the generic why.
+func commandToolError(stdout []byte, err error) *toolError {
+	var exit *sys.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		return nil
+	}
+	m, merr := wire.Members(stdout)
+	raw, ok := m["error"]
+	if merr != nil || len(m) != 1 || !ok || len(raw) == 0 || raw[0] != '"' {
+		return nil
+	}
+	var msg string
+	if json.Unmarshal(raw, &msg) != nil {
+		return nil
+	}
+	return newToolError(msg)
 }
 
 // rawOutputCap is how much raw output a run may produce before it is

@@ -55,6 +55,22 @@ type refusal struct{ rule wire.Rule }
 
 func (r *refusal) Error() string { return "executors: call ended: " + string(r.rule) }
 
+// toolError is a tool's own error for its caller (PROTOCOL section 8),
+// reported by a command's {"error":…} on exit code 1 or a reactor's
+// tool-error status. why is the cleaned, cut text for the answer; it is
+// empty when nothing of the message survived, and then the answer keeps
+// the generic why.
+type toolError struct{ why string }
+
+func newToolError(msg string) *toolError { return &toolError{why: wire.ToolErrorWhy(msg)} }
+
+func (e *toolError) Error() string {
+	if e.why == "" {
+		return "executors: tool error without a message"
+	}
+	return "executors: " + e.why
+}
+
 // errOutputOver cancels a run whose stdout passed maxOutputBytes;
 // errDeadline is the cause of our own timeout, told apart from the
 // caller cancelling.

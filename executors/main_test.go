@@ -64,7 +64,7 @@ func newRuntime(t testing.TB, cfg Config) *Runtime {
 // guestTools are the fixture's tools, each with an open schema.
 var guestTools = []string{"echo", "loop", "membomb", "trap", "exit3", "bigout", "notobject",
 	"fail", "fetch", "fetchn", "readfile", "writefile", "sleep", "log", "stderr", "counter",
-	"nojson", "twojson"}
+	"nojson", "twojson", "toolerror", "rawexit"}
 
 func defaultBounds() wire.Bounds {
 	return wire.Bounds{TimeoutMs: 5000, MemoryMiB: 64, MaxOutputBytes: 1 << 20,

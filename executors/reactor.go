@@ -3,6 +3,7 @@ package executors
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -18,8 +19,9 @@ const (
 	exportCall       = "airlock_call"
 	exportMemory     = "memory"
 
-	statusOK    = 0
-	statusError = 1
+	statusOK        = 0
+	statusError     = 1 // for the operator's log only
+	statusToolError = 2 // a tool error for the caller (PROTOCOL section 8)
 
 	// maxToolErrorBytes bounds the tool's error text kept for the log.
 	maxToolErrorBytes = 1024
@@ -38,8 +40,9 @@ type instance struct {
 
 // runReactor takes an idle instance (or makes one, inside the call's
 // deadline), calls airlock_call, and gives the instance back only if the
-// call succeeded: a trapped, timed-out, exhausted or otherwise failed
-// instance may hold broken state and is discarded.
+// call succeeded or the tool reported a tool error: a trapped, timed-out,
+// exhausted or otherwise failed instance may hold broken state and is
+// discarded.
 func (p *Program) runReactor(s *callState, args []byte) (out []byte, err error) {
 	inst := p.pool.get()
 	if inst == nil {
@@ -57,7 +60,9 @@ func (p *Program) runReactor(s *callState, args []byte) (out []byte, err error) 
 	inst.cur, s.alloc = s, inst.mem
 	inst.mem.reset()
 	out, err = inst.invoke(s, args, rawOutputCap(p.d.Bounds.MaxOutputBytes))
-	ok = err == nil
+	// A tool error is the handler returning normally: the instance is
+	// as sound as after a success, unless a grow was refused on the way.
+	ok = err == nil || (errors.As(err, new(*toolError)) && !inst.mem.exhausted())
 	return out, err
 }
 
@@ -108,20 +113,25 @@ func (inst *instance) invoke(s *callState, args []byte, maxOut int) ([]byte, err
 	if rlen == 0 {
 		return nil, errABI
 	}
-	if int64(rlen)-1 > int64(maxOut) {
+	status, ok := mem.ReadByte(rptr)
+	if status == statusOK && int64(rlen)-1 > int64(maxOut) {
 		s.outputOver = true
 		return nil, errOutputOver
 	}
-	buf, ok := mem.Read(rptr, rlen)
-	if !ok {
+	buf, ok2 := mem.Read(rptr, rlen)
+	if !ok || !ok2 {
 		return nil, errABI
 	}
-	switch buf[0] {
+	switch status {
 	case statusOK:
 		return bytes.Clone(buf[1:]), nil
 	case statusError:
 		msg := buf[1:min(len(buf), 1+maxToolErrorBytes)]
 		return nil, fmt.Errorf("%w: %s", errToolFailed, msg)
+	case statusToolError:
+		// The message is cleaned and cut to wire.MaxWhyBytes; more than
+		// maxOut bytes of it are never even copied.
+		return nil, newToolError(string(buf[1:min(len(buf), 1+maxOut)]))
 	}
 	return nil, errABI
 }

@@ -156,12 +156,19 @@ func TestArgsInvalid(t *testing.T) {
 	d.Tools[0].InputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`)
 	p := load(t, r, d, testkit.Fixture(t, "guest-reactor.wasm"))
 	wantOK(t, call(t, p, "echo", `{"n":3}`))
-	for _, args := range []string{`{}`, `{"n":"3"}`, `{"n":0}`, `{"n":1,"x":2}`, `{"n":1,"n":2}`,
-		`[1]`, `"s"`, `{"n":1`, "{\"n\":1,\"s\":\"\xff\"}"} {
-		a := call(t, p, "echo", args)
+	static := wire.ArgsInvalid.Why()
+	for _, c := range []struct{ args, why string }{
+		{`{}`, "/n: required"}, {`{"n":"3"}`, "/n: type"}, {`{"n":0}`, "/n: minimum"},
+		{`{"n":1,"x":2}`, "/x: additionalProperties"}, {`{"n":1,"n":2}`, static},
+		{`[1]`, static}, {`"s"`, static}, {`{"n":1`, static}, {"{\"n\":1,\"s\":\"\xff\"}", static},
+	} {
+		a := call(t, p, "echo", c.args)
 		wantRule(t, a, wire.ArgsInvalid)
 		if a.Budget == nil || *a.Budget != (wire.Budget{}) {
 			t.Fatalf("args-invalid budget %+v", a.Budget)
+		}
+		if a.Why != c.why {
+			t.Errorf("%s: why %q, want %q", c.args, a.Why, c.why)
 		}
 	}
 }

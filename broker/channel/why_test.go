@@ -30,3 +30,26 @@ func TestRemoteCleansPeerWhy(t *testing.T) {
 		t.Errorf("refusal changed beyond its why: %+v", a.Budget)
 	}
 }
+
+// TestRemotePassesPeerToolError: a tool error from a paired environment
+// (already cleaned and cut there) reaches the caller unchanged, its
+// message cut to wire.MaxWhyBytes after the prefix as a local one is;
+// one that was not cleaned is cleaned the same way.
+func TestRemotePassesPeerToolError(t *testing.T) {
+	d, l, _ := testRemote(t, Machine, 0)
+	for i, c := range []struct{ sent, want string }{
+		{wire.ToolErrorWhy(strings.Repeat("é", wire.MaxWhyBytes)), "tool error: " + strings.Repeat("é", wire.MaxWhyBytes/2)},
+		{`tool error: no note \"x.md\"`, `tool error: no note "x.md"`},
+		{`tool error: a\u001b[2J\u202eb\u200fc`, "tool error: a[2Jbc"},
+	} {
+		out := ask(d, call(fmt.Sprintf("c%d", i), "x"), time.Hour)
+		sent := l.next(t)
+		frame := fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":"exec-threw","why":"%s","budget":{"requestsUsed":0,"requestsLimit":3}}`, sent.CallID, c.sent)
+		if err := d.Answer([]byte(frame)); err != nil {
+			t.Fatal(err)
+		}
+		if a := <-out; a.Refused != wire.ExecThrew || a.Why != c.want {
+			t.Errorf("peer tool error reached the caller as %s %.60q", a.Refused, a.Why)
+		}
+	}
+}

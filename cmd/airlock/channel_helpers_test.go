@@ -30,7 +30,7 @@ import (
 const chanGraceMs = 300
 
 // chanTools are the guest fixture's tools the channel tests use.
-var chanTools = []string{"echo", "sleep", "fetch", "fetchn", "trap", "loop"}
+var chanTools = []string{"echo", "sleep", "fetch", "fetchn", "trap", "loop", "toolerror"}
 
 // chanWorld is a broker with a data folder, a web server that tools may
 // fetch from, and the bounds of the "fx" descriptor environments serve.

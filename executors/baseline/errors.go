@@ -10,7 +10,8 @@ var (
 	ErrNotReactor = errors.New("only a reactor module can reuse an instance")
 	// ErrABI: the reactor's allocation or result was unusable.
 	ErrABI = errors.New("the reactor broke the ABI")
-	// ErrToolFailed: the reactor answered with its error status.
+	// ErrToolFailed: the reactor answered with an error status (for the
+	// operator or, a tool error, for the caller).
 	ErrToolFailed = errors.New("the tool failed")
 	// ErrNoFetch: the module fetched, which the baseline cannot do.
 	ErrNoFetch = errors.New("fetch is not available in the plain-wazero baseline")

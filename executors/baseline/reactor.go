@@ -14,8 +14,9 @@ const (
 	exportAlloc      = "airlock_alloc"
 	exportCall       = "airlock_call"
 
-	statusOK    = 0
-	statusError = 1
+	statusOK        = 0
+	statusError     = 1
+	statusToolError = 2
 )
 
 // Instance is one instantiated reactor, reused for every call: the floor
@@ -78,7 +79,7 @@ func (i *Instance) invoke(ctx context.Context, tool string, args []byte) ([]byte
 		return nil, ErrABI
 	case buf[0] == statusOK:
 		return bytes.Clone(buf[1:]), nil
-	case buf[0] == statusError:
+	case buf[0] == statusError, buf[0] == statusToolError:
 		return nil, fmt.Errorf("%w: %s", ErrToolFailed, buf[1:])
 	}
 	return nil, ErrABI

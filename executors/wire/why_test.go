@@ -14,6 +14,7 @@ func TestPeerWhyStripsAndCuts(t *testing.T) {
 		{"fetch failed: 404", "fetch failed: 404"},
 		{"\x1b[2Jcleared", "[2Jcleared"},
 		{"a\u202eb\u202ac\u2066d\u2069e", "abcde"},
+		{"l\u200er\u200fa\u061cm", "lram"},
 		{"line\nbreak\r\ttab\u2028ls\u2029ps\u0085nel\x00nul\x7fdel", "linebreaktablspsnelnuldel"},
 		{"é ok ✓", "é ok ✓"},
 	}
@@ -35,5 +36,33 @@ func TestPeerWhyStripsAndCuts(t *testing.T) {
 	}
 	if got := PeerWhy(strings.Repeat("b", MaxWhyBytes)); len(got) != MaxWhyBytes {
 		t.Fatalf("why of exactly MaxWhyBytes cut to %d", len(got))
+	}
+}
+
+// TestToolErrorWhy: a tool's message is cleaned and cut to MaxWhyBytes
+// after the prefix; nothing left means no tool-error why at all; and a
+// tool error relayed by a peer passes PeerWhy unchanged, so it reads the
+// same from a paired environment as from here.
+func TestToolErrorWhy(t *testing.T) {
+	if got := ToolErrorWhy(`no note "x.md"`); got != `tool error: no note "x.md"` {
+		t.Fatalf("plain message: %q", got)
+	}
+	if got := ToolErrorWhy("\x1b\u202e\u200f"); got != "" {
+		t.Fatalf("empty after cleaning: %q", got)
+	}
+	long := ToolErrorWhy("\u2066" + strings.Repeat("é", MaxWhyBytes))
+	if long != ToolErrorPrefix+strings.Repeat("é", MaxWhyBytes/2) {
+		t.Fatalf("long message: %d bytes", len(long))
+	}
+	for _, why := range []string{long, ToolErrorWhy("x"), "fetch failed"} {
+		if got := PeerWhy(why); got != why {
+			t.Errorf("PeerWhy changed %.40q to %.40q", why, got)
+		}
+	}
+	if got := PeerWhy(ToolErrorPrefix + "\x1b[1m" + strings.Repeat("W", 2*MaxWhyBytes)); got != ToolErrorPrefix+"[1m"+strings.Repeat("W", MaxWhyBytes-3) {
+		t.Fatalf("peer tool error: %d bytes", len(got))
+	}
+	if got := PeerWhy(ToolErrorPrefix + "\x1b"); got != ToolErrorPrefix {
+		t.Fatalf("peer tool error with nothing to show: %q", got)
 	}
 }

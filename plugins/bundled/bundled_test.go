@@ -169,6 +169,13 @@ func (r runner) refused(tool, args string, rule wire.Rule) {
 	}
 }
 
+func (r runner) refusedWhy(tool, args string, rule wire.Rule, why string) {
+	r.t.Helper()
+	if a := r.call(tool, args); a.OK || a.Refused != rule || a.Why != why {
+		r.t.Fatalf("%s %s: %+v, want %s %q", tool, args, a, rule, why)
+	}
+}
+
 func newRuntime(t *testing.T, notesRoot string) *executors.Runtime {
 	rt, err := executors.NewRuntime(context.Background(), executors.Config{
 		CacheDir: sharedCache, Roots: map[string]string{"notes": notesRoot}})
@@ -202,8 +209,17 @@ func TestNotesTool(t *testing.T) {
 	for _, bad := range []string{"/welcome.md", "../secret.txt", "b/../../secret.txt", "escape.md", "missing.md", "b"} {
 		n.refused("read_notes", fmt.Sprintf(`{"path":%q}`, bad), wire.ExecThrew)
 	}
-	n.refused("read_notes", `{}`, wire.ArgsInvalid)
-	n.refused("read_notes", `{"path":"welcome.md","x":1}`, wire.ArgsInvalid)
+	// What the caller can act on says so; the rest stays generic.
+	for bad, why := range map[string]string{
+		"/welcome.md":   "tool error: path must be relative to the notes root, without ..",
+		"../secret.txt": "tool error: path must be relative to the notes root, without ..",
+		"missing.md":    `tool error: no note "missing.md"`,
+		"b":             `tool error: "b" is a folder, not a note (list_notes lists the notes)`,
+	} {
+		n.refusedWhy("read_notes", fmt.Sprintf(`{"path":%q}`, bad), wire.ExecThrew, why)
+	}
+	n.refusedWhy("read_notes", `{}`, wire.ArgsInvalid, "/path: required")
+	n.refusedWhy("read_notes", `{"path":"welcome.md","x":1}`, wire.ArgsInvalid, "/x: additionalProperties")
 
 	var list struct{ Paths []string }
 	n.ok("list_notes", `{}`, &list)
@@ -235,7 +251,8 @@ func TestNotesTool(t *testing.T) {
 	if len(search.Matches) != 1 || search.Matches[0].Path != "b/deep/nested.md" {
 		t.Fatalf("search_notes deep: %+v", search.Matches)
 	}
-	n.refused("search_notes", `{"query":""}`, wire.ArgsInvalid)
+	n.refusedWhy("search_notes", `{"query":""}`, wire.ArgsInvalid, "/query: minLength")
+	n.refusedWhy("search_notes", `{"query":" \t "}`, wire.ExecThrew, "tool error: empty query: give some text to search for")
 }
 
 // webServer serves /ok, /big (100 KiB), /cut (a two-byte character across

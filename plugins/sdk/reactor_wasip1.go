@@ -13,8 +13,9 @@ import (
 
 // Status bytes that prefix the result of airlock_call.
 const (
-	statusOK    = 0
-	statusError = 1
+	statusOK        = 0
+	statusError     = 1 // message for the operator's log
+	statusToolError = 2 // message for the caller (an Errorf error)
 )
 
 var (
@@ -48,7 +49,9 @@ func airlockCall(toolPtr, toolLen, argsPtr, argsLen int32) int64 {
 	} else {
 		out, err = dispatch(name, args)
 	}
-	if err != nil {
+	if msg, ok := callerMessage(err); ok {
+		result = append([]byte{statusToolError}, msg...)
+	} else if err != nil {
 		result = append([]byte{statusError}, err.Error()...)
 	} else {
 		result = append([]byte{statusOK}, out...)

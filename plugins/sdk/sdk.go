@@ -13,15 +13,44 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 )
 
 // Handler answers one call of a tool. args is the call's args object; the
 // result is marshalled with encoding/json and must encode to a JSON object.
-// A non-nil error fails the call (the broker answers exec-threw and logs
-// the error text for the operator, never for the caller).
+// A non-nil error fails the call with exec-threw. An error made by Errorf
+// is for the caller, who reads it in why as "tool error: <message>"; any
+// other error text goes to the operator's log only, never to the caller.
 type Handler func(args json.RawMessage) (any, error)
+
+// Errorf formats an error that the caller reads: a handler returning it
+// (or an error wrapping it) fails the call with exec-threw and why
+// "tool error: <message>", the message cleaned of control and
+// bidirectional characters and cut to 1,024 bytes by the broker. Use it
+// for failures the caller can act on (a note that does not exist, an
+// empty query), and never put a secret in it. Only the text of the
+// Errorf error itself is sent, not that of errors wrapping it.
+func Errorf(format string, args ...any) error {
+	return &toolError{err: fmt.Errorf(format, args...)}
+}
+
+// toolError is what Errorf returns; it wraps the formatted error, so
+// errors.Is and errors.As see through it as they would with fmt.Errorf.
+type toolError struct{ err error }
+
+func (e *toolError) Error() string { return e.err.Error() }
+func (e *toolError) Unwrap() error { return e.err }
+
+// callerMessage returns the message of the Errorf error in err's chain.
+func callerMessage(err error) (string, bool) {
+	var te *toolError
+	if errors.As(err, &te) {
+		return te.Error(), true
+	}
+	return "", false
+}
 
 var (
 	mu       sync.RWMutex

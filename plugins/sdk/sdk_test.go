@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -71,5 +72,34 @@ func TestWireShapes(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"status":200,"header":{"Content-Type":["t"]},"body":"aGk="}`), &r); err != nil ||
 		r.Status != 200 || string(r.Body) != "hi" || r.Header.Get("Content-Type") != "t" {
 		t.Fatalf("response %+v %v", r, err)
+	}
+}
+
+// TestErrorf: an Errorf error is found through wrapping and gives only
+// its own text for the caller; other errors give none.
+func TestErrorf(t *testing.T) {
+	base := errors.New("base")
+	err := Errorf("no note %q: %w", "x.md", base)
+	if msg, ok := callerMessage(err); !ok || msg != `no note "x.md": base` {
+		t.Fatalf("Errorf: %q %v", msg, ok)
+	}
+	if !errors.Is(err, base) {
+		t.Fatal("Errorf does not unwrap to its %w operand")
+	}
+	wrapped := fmt.Errorf("operator detail: %w", err)
+	if msg, ok := callerMessage(wrapped); !ok || msg != `no note "x.md": base` {
+		t.Fatalf("wrapped Errorf: %q %v", msg, ok)
+	}
+	if _, ok := callerMessage(errors.New("plain")); ok {
+		t.Fatal("a plain error is for the caller")
+	}
+	if _, ok := callerMessage(nil); ok {
+		t.Fatal("nil is for the caller")
+	}
+	Handle("test_toolerror", func(json.RawMessage) (any, error) { return nil, Errorf("empty query") })
+	if _, err := dispatch("test_toolerror", nil); err == nil {
+		t.Fatal("dispatch lost the tool error")
+	} else if msg, ok := callerMessage(err); !ok || msg != "empty query" {
+		t.Fatalf("dispatch: %q %v", msg, ok)
 	}
 }

@@ -25,8 +25,9 @@ func hostLog(msg unsafe.Pointer, msgLen uint32)
 
 // Main runs the module as a WASI command: the tool named by argv[0] gets
 // stdin as its args, and its result goes to stdout as one JSON object. A
-// handler error goes to stderr and exits 1. Reactor builds never call
-// main, so Main costs nothing there.
+// handler error exits 1: an Errorf error as {"error":"<message>"} on
+// stdout (the broker's tool-error convention), any other on stderr.
+// Reactor builds never call main, so Main costs nothing there.
 func Main() {
 	if len(os.Args) == 0 {
 		fail(errors.New("sdk: no tool name in argv[0]"))
@@ -36,6 +37,9 @@ func Main() {
 		fail(err)
 	}
 	out, err := dispatch(os.Args[0], args)
+	if msg, ok := callerMessage(err); ok {
+		failForCaller(msg)
+	}
 	if err != nil {
 		fail(err)
 	}
@@ -43,6 +47,16 @@ func Main() {
 		fail(err)
 	}
 	os.Exit(0)
+}
+
+// failForCaller reports a tool error: one JSON object on stdout, exit 1.
+func failForCaller(msg string) {
+	b, err := json.Marshal(map[string]string{"error": msg})
+	if err != nil {
+		fail(err)
+	}
+	os.Stdout.Write(append(b, '\n'))
+	os.Exit(1)
 }
 
 func fail(err error) {

@@ -32,7 +32,10 @@ func init() {
 
 func main() { sdk.Main() }
 
-var errBadPath = errors.New("path must be relative to the notes root, without ..")
+// Failures the caller can act on are sdk.Errorf errors: the caller reads
+// them as "tool error: <message>". Anything else (an unreadable root, a
+// path the sandbox refuses) stays the generic exec-threw.
+var errBadPath = sdk.Errorf("path must be relative to the notes root, without ..")
 
 // notePath checks p and returns its guest path. The sandbox already keeps
 // the tool inside the root; refusing absolute paths and .. here as well
@@ -61,7 +64,13 @@ func readNotes(args json.RawMessage) (any, error) {
 		return nil, err
 	}
 	text, err := os.ReadFile(full)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, sdk.Errorf("no note %q", in.Path)
+	case err != nil:
+		if info, serr := os.Stat(full); serr == nil && info.IsDir() {
+			return nil, sdk.Errorf("%q is a folder, not a note (list_notes lists the notes)", in.Path)
+		}
 		return nil, err
 	}
 	return map[string]string{"path": in.Path, "text": string(text)}, nil
@@ -112,6 +121,9 @@ func searchNotes(args json.RawMessage) (any, error) {
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, sdk.Errorf("empty query: give some text to search for")
 	}
 	paths, err := files()
 	if err != nil {

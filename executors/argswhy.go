@@ -1,0 +1,142 @@
+package executors
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// argsWhy names what failed the tool's inputSchema (PROTOCOL section 8):
+// "<JSON Pointer of the failing value>: <schema keyword>", for example
+// "/b: required" or "/path: type". It is built only from the schema's
+// keywords and the keys and indexes on the way to the value, never from
+// a value, so it cannot echo a secret passed as an argument.
+//
+// The validator reports every failure, in an order that follows Go's map
+// iteration; of them it names the deepest (the most specific), ties
+// broken by pointer then keyword, so the same args always read the same.
+// anyOf and oneOf are named as such rather than by one branch's failure,
+// which would tell the caller to fix something another branch does not
+// need.
+func argsWhy(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return wire.ArgsInvalid.Why()
+	}
+	var best *argsCause
+	for c := range argsCauses(ve) {
+		if best == nil || c.before(*best) {
+			best = &c
+		}
+	}
+	if best == nil {
+		return wire.ArgsInvalid.Why()
+	}
+	return best.why()
+}
+
+// argsCause is one failure: where (the pointer's reference tokens) and
+// which keyword.
+type argsCause struct {
+	tokens  []string
+	keyword string
+}
+
+// before orders causes: deeper first, then by pointer, then by keyword.
+func (c argsCause) before(o argsCause) bool {
+	if len(c.tokens) != len(o.tokens) {
+		return len(c.tokens) > len(o.tokens)
+	}
+	if n := slices.Compare(c.tokens, o.tokens); n != 0 {
+		return n < 0
+	}
+	return c.keyword < o.keyword
+}
+
+// why renders the cause within wire.MaxWhyBytes. A key is text from the
+// caller: its control and bidirectional characters are dropped as in any
+// why, and a pointer too long to fit is cut, never the keyword.
+func (c argsCause) why() string {
+	var p strings.Builder
+	for _, t := range c.tokens {
+		p.WriteByte('/')
+		p.WriteString(pointerEscape.Replace(t))
+	}
+	suffix := ": " + c.keyword
+	return wire.CleanWhy(p.String(), wire.MaxWhyBytes-len(suffix)) + suffix
+}
+
+// pointerEscape escapes a reference token (RFC 6901).
+var pointerEscape = strings.NewReplacer("~", "~0", "/", "~1")
+
+// argsCauses yields the leaf failures of e. Containers (the whole schema,
+// a group of failures, a $ref, allOf) stand for their causes; every other
+// keyword is a leaf.
+func argsCauses(e *jsonschema.ValidationError) func(yield func(argsCause) bool) {
+	return func(yield func(argsCause) bool) {
+		var walk func(e *jsonschema.ValidationError) bool
+		walk = func(e *jsonschema.ValidationError) bool {
+			switch e.ErrorKind.(type) {
+			case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
+				if len(e.Causes) > 0 {
+					for _, c := range e.Causes {
+						if !walk(c) {
+							return false
+						}
+					}
+					return true
+				}
+			}
+			return yield(leafCause(e))
+		}
+		walk(e)
+	}
+}
+
+// leafCause places a failure. Keywords about a property that is missing,
+// extra or badly named point at that property (so "/b: required" says b
+// is missing from the root object), the others at the value itself.
+func leafCause(e *jsonschema.ValidationError) argsCause {
+	c := argsCause{tokens: slices.Clip(e.InstanceLocation)}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		c.keyword = "required"
+		c.under(k.Missing)
+	case *kind.Dependency:
+		c.keyword = "dependencies"
+		c.under(k.Missing)
+	case *kind.DependentRequired:
+		c.keyword = "dependentRequired"
+		c.under(k.Missing)
+	case *kind.AdditionalProperties:
+		c.keyword = "additionalProperties"
+		c.under(slices.Sorted(slices.Values(k.Properties)))
+	case *kind.PropertyNames:
+		c.keyword = "propertyNames"
+		c.under([]string{k.Property})
+	case *kind.Not:
+		c.keyword = "not"
+	case *kind.FalseSchema:
+		c.keyword = "false"
+	default:
+		if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
+			c.keyword = kp[0]
+		} else {
+			c.keyword = "schema"
+		}
+	}
+	return c
+}
+
+// under points the cause at the first of the named properties of the
+// object it is at.
+func (c *argsCause) under(names []string) {
+	if len(names) > 0 {
+		c.tokens = append(c.tokens, names[0])
+	}
+}
