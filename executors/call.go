@@ -105,6 +105,8 @@ func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, string) {
 func (p *Program) run(parent context.Context, callID, tool string, args []byte) wire.Answer {
 	s := p.newCallState(parent, callID, tool)
 	defer s.cancel(nil)
+	p.begin(s)
+	defer p.end(s)
 	if p.testHook != nil {
 		p.testHook("run")
 	}
@@ -182,9 +184,10 @@ func (s *callState) finish(out []byte, err error) wire.Answer {
 // verdict decides the outcome. A refusal recorded by a host function is
 // the cause of whatever failure followed, then our own cancellation for
 // output, then success; a failed run is blamed on the memory bound if a
-// grow was refused, on the time bound if our deadline fired, and on the
-// tool otherwise (including the caller cancelling), where a tool error
-// (a *toolError in err) gives the answer its why.
+// grow was refused, on the time bound if our deadline fired, on the
+// broker draining if a late Runtime.Close cancelled it, and on the tool
+// otherwise (including the caller cancelling), where a tool error (a
+// *toolError in err) gives the answer its why.
 func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, error) {
 	switch {
 	case s.rule != "":
@@ -204,6 +207,8 @@ func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, 
 		return nil, wire.MemoryExhausted, err
 	case errors.Is(context.Cause(s.ctx), errDeadline):
 		return nil, wire.ExecTimeout, err
+	case errors.Is(context.Cause(s.ctx), errShuttingDown):
+		return nil, wire.ShuttingDown, err
 	}
 	return nil, wire.ExecThrew, err
 }

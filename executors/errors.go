@@ -72,12 +72,13 @@ func (e *toolError) Error() string {
 }
 
 // errOutputOver cancels a run whose stdout passed maxOutputBytes;
-// errDeadline is the cause of our own timeout, told apart from the
-// caller cancelling.
+// errDeadline is the cause of our own timeout and errShuttingDown that of
+// a late Runtime.Close, both told apart from the caller cancelling.
 var (
-	errOutputOver = errors.New("executors: output over maxOutputBytes")
-	errDeadline   = errors.New("executors: timeoutMs elapsed")
-	errBadResult  = errors.New("executors: tool output is not exactly one JSON object")
-	errToolFailed = errors.New("executors: tool returned an error")
-	errABI        = errors.New("executors: guest broke the reactor ABI")
+	errOutputOver   = errors.New("executors: output over maxOutputBytes")
+	errDeadline     = errors.New("executors: timeoutMs elapsed")
+	errShuttingDown = errors.New("executors: runtime closing, call cancelled")
+	errBadResult    = errors.New("executors: tool output is not exactly one JSON object")
+	errToolFailed   = errors.New("executors: tool returned an error")
+	errABI          = errors.New("executors: guest broke the reactor ABI")
 )

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,6 +190,7 @@ func TestOverloaded(t *testing.T) {
 // needs, however slow the machine.
 type gate struct {
 	srv     *httptest.Server
+	arrived atomic.Int32 // requests that reached the handler
 	mu      sync.Mutex
 	release chan struct{}
 	once    *sync.Once
@@ -197,6 +199,7 @@ type gate struct {
 func newGate(t *testing.T) *gate {
 	g := &gate{release: make(chan struct{}), once: &sync.Once{}}
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.arrived.Add(1)
 		g.mu.Lock()
 		release := g.release
 		g.mu.Unlock()
@@ -331,6 +334,39 @@ func TestRuntimeCloseShutsDown(t *testing.T) {
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRuntimeCloseLateCancelsCalls: when Close's context has ended with
+// calls in flight, Close cancels them and closes the engine only once
+// they have left: wazero's module resources are not safe to close under
+// a running call (the race detector caught it). The calls answer
+// shutting-down and Close returns ctx's cause (RATIONALE.md, "What does
+// Close do when its context ends?"). One call spins in wasm, one waits in
+// the fetch host function; the spinning one starts first, so by the time
+// the fetch reaches the gate it is most likely running its guest.
+func TestRuntimeCloseLateCancelsCalls(t *testing.T) {
+	g := newGate(t)
+	b := g.bounds()
+	b.TimeoutMs = wire.MaxTimeoutMs // only Close may end these calls
+	forStyles(t, Config{}, b, func(t *testing.T, p *Program) {
+		spinning := make(chan wire.Answer, 1)
+		go func() { spinning <- call(t, p, "loop", `{}`) }()
+		testkit.Eventually(t, "the loop to take its slot", func() bool { return len(p.sem) == 1 })
+		before := g.arrived.Load()
+		fetching := g.hold(t, p)
+		testkit.Eventually(t, "the fetch to reach the gate", func() bool { return g.arrived.Load() > before })
+		errGrace := errors.New("grace over")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(errGrace)
+		if err := p.rt.Close(ctx); !errors.Is(err, errGrace) {
+			t.Fatalf("Close = %v, want its context's cause", err)
+		}
+		g.open() // a fetch Close did not cancel would wait here for its deadline
+		wantRule(t, <-spinning, wire.ShuttingDown)
+		a := <-fetching
+		mustParse(t, a)
+		wantRule(t, a, wire.ShuttingDown)
+	})
 }
 
 func TestReactorReuseAndDiscard(t *testing.T) {

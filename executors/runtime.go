@@ -145,10 +145,19 @@ func (r *Runtime) instantiateHosts(ctx context.Context) error {
 }
 
 // Close retires every program loaded here and waits for their in-flight
-// calls; if ctx ends first it closes the engine under the calls left,
-// which cuts them, and returns ctx's cause. Either way the runtime is freed
-// (RATIONALE.md, "What does Close do when its context ends?"). Calls to a
-// program after Close are refused with shutting-down.
+// calls. If ctx ends first it forces them by cancelling them (they answer
+// shutting-down), waits for them to leave, and returns ctx's cause; the
+// engine is closed only once no call runs in it, since wazero's modules
+// are not safe to close under a running call. Either way the runtime is
+// freed (RATIONALE.md, "What does Close do when its context ends?").
+// Calls to a program after Close are refused with shutting-down.
+//
+// The wait after cancelling has no bound: a cancelled call leaves at the
+// guest's next function entry or loop header, a sleep or fetch returns on
+// the cancellation, so only a call blocked in Go code outside wazero that
+// ignores its context can hold Close, that is a guest's read of a file in
+// a root that blocks in the kernel (a named pipe, a hung network mount)
+// or a guest log line to a Logger whose writer blocks.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -161,15 +170,25 @@ func (r *Runtime) Close(ctx context.Context) error {
 		progs = append(progs, p)
 	}
 	r.mu.Unlock()
+	drained := make([]<-chan struct{}, len(progs))
+	for i, p := range progs {
+		drained[i] = p.retire(wire.ShuttingDown)
+	}
 	late := false
-	for _, p := range progs {
-		late = p.retire(ctx, wire.ShuttingDown) != nil || late
+	for i, p := range progs {
+		late = p.drain(ctx, drained[i]) != nil || late
 	}
-	err := r.closeWazero(ctx)
+	var err error
 	if late {
-		err = errors.Join(fmt.Errorf("executors: close: %w", context.Cause(ctx)), err)
+		for _, p := range progs {
+			p.halt()
+		}
+		for i, p := range progs {
+			_ = p.drain(context.WithoutCancel(ctx), drained[i])
+		}
+		err = fmt.Errorf("executors: close: %w", context.Cause(ctx))
 	}
-	return err
+	return errors.Join(err, r.closeWazero(ctx))
 }
 
 func (r *Runtime) closeWazero(ctx context.Context) error {

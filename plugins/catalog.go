@@ -254,8 +254,9 @@ func (c *Catalog) retire(id string, e *entry) {
 	c.closeLater(e.program)
 }
 
-// retireGrace bounds how long a retired program's in-flight calls may run
-// on before it is closed under them.
+// retireGrace bounds how long the catalog waits for a retired program's
+// in-flight calls; past it they run on, and the runtime's Close cancels
+// any still running.
 const retireGrace = time.Minute
 
 // closeLater closes a retired program once its in-flight calls finish.
