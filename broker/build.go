@@ -36,6 +36,7 @@ type Broker struct {
 	Channel *channel.Channel
 	local   *plugins.Executors
 	logger  *slog.Logger
+	metrics *metrics.Registry
 }
 
 // Build assembles every part of the broker from its configuration: the
@@ -49,7 +50,7 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 		return nil, err
 	}
 	table, cat := local.Table, local.Catalog
-	b := &Broker{Catalog: cat, local: local, logger: o.Logger}
+	b := &Broker{Catalog: cat, local: local, logger: o.Logger, metrics: o.Metrics}
 	b.Router = calls.NewRouter(o.Metrics, o.Logger, calls.Local{Table: table})
 	components := []Component{calls.NewAPI(b.Router, o.Token, o.Metrics, func() any { return cat.Statuses() })}
 	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics})
@@ -90,4 +91,13 @@ func (b *Broker) AdmittedCount() int {
 // resource is released before Close returns ctx's cause.
 func (b *Broker) Close(ctx context.Context) error {
 	return errors.Join(b.Server.Shutdown(ctx), b.local.Close(ctx))
+}
+
+// OnChange registers fn to run whenever what the router lists may have
+// changed: a plugin admitted or retired, a channel catalog accepted or
+// forgotten, a page or an environment connecting or leaving. fn must
+// return at once (it may run under the catalog's or the channel's lock).
+func (b *Broker) OnChange(fn func()) {
+	b.Catalog.OnChange(fn)
+	b.Channel.OnChange(fn)
 }

@@ -85,6 +85,9 @@ type Options struct {
 	// ProgressEvery is how often a call that asked for progress gets a
 	// notifications/progress while it runs; 0 means every second.
 	ProgressEvery time.Duration
+	// Poll, when set, lists the catalog again at this interval: a remote
+	// broker does not say when its catalog changes.
+	Poll time.Duration
 }
 
 // Server is one MCP server over a Backend. It serves any number of
@@ -149,10 +152,18 @@ func (s *Server) Changed() {
 // loop resyncs after each Changed until Close.
 func (s *Server) loop() {
 	defer s.wg.Done()
+	var poll <-chan time.Time
+	if s.o.Poll > 0 {
+		t := time.NewTicker(s.o.Poll)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
 		select {
 		case <-s.stop:
 			return
+		case <-poll:
+			s.sync(context.Background())
 		case <-s.kick:
 			if !s.sync(context.Background()) {
 				s.touch()
