@@ -201,3 +201,33 @@ func TestMCPStdioRemoteBroker(t *testing.T) {
 		t.Error("airlock mcp logged the launch token")
 	}
 }
+
+// TestMCPListChangedOnPlugins drops a plugin into --plugins while a client
+// is connected, then retires it: each time the client is told, and the
+// list follows.
+func TestMCPListChangedOnPlugins(t *testing.T) {
+	t.Parallel()
+	plugDir := t.TempDir()
+	c := startMCP(t, nil, "--plugins", plugDir, "--no-builtin")
+	if tools := c.list(t); len(tools) != 0 {
+		t.Fatalf("tools before: %v", tools)
+	}
+	b := wire.Bounds{TimeoutMs: 5000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
+	// Staged under a hidden name and renamed into place, as an operator
+	// would, so the catalog never sees half a folder.
+	stage := t.TempDir()
+	must(t, plugins.WriteFolder(stage, fxManifestOf("fx", b, "echo"), testkit.Fixture(t, "guest.wasm")))
+	must(t, os.Rename(filepath.Join(stage, "fx"), filepath.Join(plugDir, "fx")))
+	c.wait(t, "list_changed")
+	if tools := c.list(t); tools["echo"] == nil {
+		t.Fatalf("echo not listed after the drop-in: %v", tools)
+	}
+	if res := c.call(t, "echo", map[string]any{"x": 1}); res.IsError {
+		t.Fatalf("echo: %q", text(res))
+	}
+	must(t, os.RemoveAll(filepath.Join(plugDir, "fx")))
+	c.wait(t, "list_changed")
+	if tools := c.list(t); len(tools) != 0 {
+		t.Fatalf("tools after retirement: %v", tools)
+	}
+}
