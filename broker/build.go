@@ -8,6 +8,8 @@ import (
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/channel"
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/mcp"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/broker/session"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
@@ -20,6 +22,8 @@ type BuildOptions struct {
 	Token   string // the launch token; empty leaves the broker inert
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
+	// Version is what MCP clients are told at initialize.
+	Version string
 }
 
 // Broker is an assembled broker: the server and the parts it reloads and
@@ -62,8 +66,17 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	b.Router.AddSource(ch)
 	b.Channel = ch
 	components = append(components, ch)
+	// /mcp serves the router to MCP clients (PROTOCOL section 11).
+	srv := mcp.New(mcp.Options{Backend: mcp.Router(b.Router), Transport: "http", Version: o.Version, Logger: o.Logger, Metrics: o.Metrics})
+	b.OnChange(srv.Changed)
+	components = append(components, mcp.NewHTTP(mcp.HTTPOptions{Server: srv, Token: httpx.NewToken(o.Token),
+		Port: func() int { return b.Server.Port() }, Config: cfg.MCP, Refused: b.refused}))
 	b.Server = New(Options{Config: cfg, Logger: o.Logger, Metrics: o.Metrics, Components: components})
 	return b, nil
+}
+
+func (b *Broker) refused(endpoint string, c contract.Code) {
+	b.metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 }
 
 // Reload rescans plugins and pairings (SIGHUP).

@@ -21,8 +21,6 @@ type MCPOptions struct {
 	// is written to Out.
 	In  io.ReadCloser
 	Out io.WriteCloser
-	// Version is reported at initialize.
-	Version string
 }
 
 // remotePoll is how often a remote broker's catalog is listed again: its

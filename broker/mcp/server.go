@@ -94,16 +94,19 @@ type Options struct {
 // sessions (Run for stdio, NewHTTP for /mcp) and notifies each of them
 // when the catalog changes (Changed).
 type Server struct {
-	o       Options
-	sdk     *sdk.Server
-	prefix  string // of call ids: unique per server
-	seq     atomic.Uint64
-	tools   atomic.Pointer[map[string]*entry] // what the SDK lists, by name
-	syncMu  sync.Mutex                        // serializes sync
-	kick    chan struct{}
-	stop    chan struct{}
-	stopped sync.Once
-	wg      sync.WaitGroup // the sync loop and the session watchers
+	o      Options
+	sdk    *sdk.Server
+	prefix string // of call ids: unique per server
+	seq    atomic.Uint64
+	// inflight counts tool calls running, so that /mcp's Drain closes
+	// the sessions only once they have answered.
+	inflight atomic.Int64
+	tools    atomic.Pointer[map[string]*entry] // what the SDK lists, by name
+	syncMu   sync.Mutex                        // serializes sync
+	kick     chan struct{}
+	stop     chan struct{}
+	stopped  sync.Once
+	wg       sync.WaitGroup // the sync loop and the session watchers
 
 	sessMu   sync.Mutex
 	sessions map[*sdk.ServerSession]bool // initialized and not yet closed
@@ -327,6 +330,8 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 			// duplicate key): the refusal /v1/calls would give.
 			return result(wire.RefuseBody(nil, err), e), nil
 		}
+		s.inflight.Add(1)
+		defer s.inflight.Add(-1)
 		stop := s.progress(ctx, req)
 		a, err := s.o.Backend.Call(ctx, c)
 		stop()

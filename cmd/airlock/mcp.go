@@ -34,8 +34,8 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airlock mcp: %v\n", err)
 		return exitUsage
 	}
-	o := broker.MCPOptions{In: os.Stdin, Out: nopCloser{stdout}, Version: version,
-		BuildOptions: broker.BuildOptions{Config: cfg, Logger: newLogger(stderr, cfg.LogLevel), Metrics: metrics.New()}}
+	o := broker.MCPOptions{In: os.Stdin, Out: nopCloser{stdout},
+		BuildOptions: broker.BuildOptions{Config: cfg, Logger: newLogger(stderr, cfg.LogLevel), Metrics: metrics.New(), Version: version}}
 	if *brokerURL != "" {
 		if o.Remote, err = newV1Client(*brokerURL, sf.token); err != nil {
 			fmt.Fprintf(stderr, "airlock mcp: %v\n", err)

@@ -126,7 +126,7 @@ func text(res *sdk.CallToolResult) string {
 	return ""
 }
 
-// notesRoot is a notes folder holding a.md.
+// notesRoot is a notes folder holding one note.
 func notesRoot(t *testing.T) string {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "a.md"), []byte("hello from a\n"), 0o600))

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// headerTransport adds headers to every request: the token of /mcp.
+type headerTransport struct {
+	header http.Header
+	base   http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.header {
+		r.Header[k] = v
+	}
+	return h.base.RoundTrip(r)
+}
+
+// connectHTTP connects the Go SDK's client to the broker's /mcp with
+// header on every request.
+func connectHTTP(t *testing.T, p *proc, header http.Header) *mcpClient {
+	t.Helper()
+	c := &mcpClient{notes: make(chan string, 64)}
+	hc := &http.Client{Transport: headerTransport{header, http.DefaultTransport}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := newMCPClient(c.notes).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.URL() + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect to /mcp: %v", err)
+	}
+	c.cs = cs
+	t.Cleanup(func() { _ = cs.Close() })
+	return c
+}
+
+func TestMCPHTTP(t *testing.T) {
+	t.Parallel()
+	w := newChanWorld(t)
+	p := w.broker
+
+	// The guards, each with section 1.4's body.
+	initialize := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	accept := "application/json, text/event-stream"
+	for name, c := range map[string]struct {
+		header map[string]string
+		status int
+		code   string
+	}{
+		"no token":       {map[string]string{"Accept": accept}, 401, "INVALID_CREDENTIALS"},
+		"wrong token":    {map[string]string{"Accept": accept, "Authorization": "Bearer " + strings.Repeat("x", 40)}, 401, "INVALID_CREDENTIALS"},
+		"foreign Origin": {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Origin": "https://evil.example"}, 403, "INVALID_ORIGIN"},
+		"other port":     {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Origin": "http://127.0.0.1:1"}, 403, "INVALID_ORIGIN"},
+		"foreign Host":   {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Host": "evil.example:" + portOf(p.URL())}, 403, "INVALID_ORIGIN"},
+	} {
+		status, body, _ := p.do("POST", "/mcp", c.header, initialize)
+		if status != c.status || !strings.Contains(string(body), `"code":"`+c.code+`"`) {
+			t.Errorf("%s: %d %s", name, status, body)
+		}
+	}
+	// The broker's own origin is let in.
+	status, _, _ := p.do("POST", "/mcp", map[string]string{"Accept": accept, "Content-Type": "application/json",
+		"X-Tensorviz-Token": testToken, "Origin": "http://localhost:" + portOf(p.URL())}, initialize)
+	if status != 200 {
+		t.Errorf("own origin: %d", status)
+	}
+
+	c := connectHTTP(t, p, http.Header{"Authorization": {"Bearer " + testToken}})
+	if tools := c.list(t); len(tools) != 0 {
+		t.Fatalf("tools before the environment: %v", tools)
+	}
+
+	// An environment connecting, then leaving, is announced.
+	bearer := w.pair("lab")
+	env := w.startEnv(bearer, chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
+	c.wait(t, "list_changed")
+	w.waitServing("fx", w.bounds)
+	tools := c.list(t)
+	if tools["echo"] == nil || tools["echo"].Meta["executor"] != "machine:lab" {
+		t.Fatalf("tools with the environment: %v", tools)
+	}
+	res := c.call(t, "echo", map[string]any{"hi": 1})
+	if res.IsError {
+		t.Fatalf("echo through the environment: %q", text(res))
+	}
+	res = c.call(t, "trap", nil)
+	if !res.IsError || !strings.HasPrefix(text(res), "exec-threw: ") {
+		t.Errorf("trap: %q", text(res))
+	}
+	drain(c.notes)
+	env.Stop()
+	c.wait(t, "list_changed")
+	res = c.call(t, "echo", nil)
+	if !res.IsError || !strings.HasPrefix(text(res), "machine-unreachable: ") {
+		t.Errorf("echo with the environment gone: %q", text(res))
+	}
+
+	// The other header works too; both sessions count.
+	c2 := connectHTTP(t, p, http.Header{"X-Tensorviz-Token": {testToken}})
+	c2.list(t)
+	if got := w.metric("airlock_mcp_sessions", "transport", "http"); got < 2 {
+		t.Errorf("airlock_mcp_sessions{http} = %v", got)
+	}
+	// MCP calls count like any call (waitServing made some too).
+	if got := w.metric("airlock_tool_calls_total", "descriptor", "fx", "tool", "trap", "outcome", "exec-threw"); got != 1 {
+		t.Errorf("tool_calls{fx,trap,exec-threw} = %v", got)
+	}
+	if got := w.metric("airlock_mcp_requests_total", "method", "tools/call", "outcome", "refused"); got != 2 {
+		t.Errorf("mcp_requests{tools/call,refused} = %v", got)
+	}
+}
+
+// drain empties a notification channel.
+func drain(ch chan string) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func TestMCPHTTPInertWithoutToken(t *testing.T) {
+	t.Parallel()
+	p := startServe(t, procOptions{Args: []string{"--no-builtin"}})
+	if status, _, _ := p.do("POST", "/mcp", map[string]string{"Authorization": "Bearer " + testToken}, []byte(`{}`)); status != 404 {
+		t.Errorf("inert /mcp: %d", status)
+	}
+}
