@@ -19,8 +19,8 @@ type MCPOptions struct {
 	Remote *v1client.Client
 	// In and Out carry the MCP messages (stdin and stdout); nothing else
 	// is written to Out.
-	In  io.ReadCloser
-	Out io.WriteCloser
+	In  io.Reader
+	Out io.Writer
 }
 
 // remotePoll is how often a remote broker's catalog is listed again: its
@@ -52,7 +52,7 @@ func RunMCP(ctx context.Context, o MCPOptions) error {
 	} else {
 		logger.Info("mcp: serving on stdio", "broker", o.Remote.Base)
 	}
-	err := srv.Run(ctx, mcp.Stdio(o.In, o.Out))
+	err := srv.Run(ctx, srv.Stdio(o.In, o.Out))
 	srv.Close()
 	if err != nil {
 		logger.Warn("mcp: session ended", "err", err)

@@ -34,7 +34,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airlock mcp: %v\n", err)
 		return exitUsage
 	}
-	o := broker.MCPOptions{In: os.Stdin, Out: nopCloser{stdout},
+	o := broker.MCPOptions{In: os.Stdin, Out: stdout,
 		BuildOptions: broker.BuildOptions{Config: cfg, Logger: newLogger(stderr, cfg.LogLevel), Metrics: metrics.New(), Version: version}}
 	if *brokerURL != "" {
 		if o.Remote, err = newV1Client(*brokerURL, sf.token); err != nil {
@@ -51,9 +51,3 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
-
-// nopCloser is stdout as the transport's writer: the session ending does
-// not close it.
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
