@@ -231,3 +231,50 @@ func TestMCPListChangedOnPlugins(t *testing.T) {
 		t.Fatalf("tools after retirement: %v", tools)
 	}
 }
+
+// TestMCPCancelStopsModule: notifications/cancelled for a call of an
+// infinite loop stops the module at once, not at its time bound (60 s);
+// the client asked for progress and got it while the call ran.
+func TestMCPCancelStopsModule(t *testing.T) {
+	t.Parallel()
+	plugDir := t.TempDir()
+	b := wire.Bounds{TimeoutMs: 60000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fxloop", b, "loop", "echo"), testkit.Fixture(t, "guest.wasm")))
+	c := startMCP(t, nil, "--plugins", plugDir, "--no-builtin")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	params := &sdk.CallToolParams{Name: "loop", Arguments: map[string]any{}}
+	params.SetProgressToken("loop-1")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.cs.CallTool(ctx, params)
+		done <- err
+	}()
+	c.wait(t, "progress") // the call has run for a second
+	cancelled := time.Now()
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	// The module's run ends, and is logged, when its context is cancelled.
+	stopped := func() bool {
+		for _, line := range scanLines(c.stderr.String()) {
+			if strings.Contains(line, `"msg":"call refused"`) && strings.Contains(line, `"tool":"loop"`) {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !stopped() {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop was not stopped by the cancel")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Logf("the loop stopped %v after notifications/cancelled (its time bound: %d ms)", time.Since(cancelled), b.TimeoutMs)
+	// The session goes on.
+	if res := c.call(t, "echo", map[string]any{"a": 1}); res.IsError {
+		t.Errorf("echo after the cancel: %q", text(res))
+	}
+}
