@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/mcp/mcptest"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -71,16 +72,15 @@ var refuse = wire.ExecutorFunc(func(_ context.Context, c wire.Call) wire.Answer 
 })
 
 type fixture struct {
-	src  *source
-	reg  *metrics.Registry
-	srv  *Server
-	cs   *sdk.ClientSession
-	note chan string // notifications the client received: "list_changed", "progress"
+	src *source
+	reg *metrics.Registry
+	srv *Server
+	cs  *mcptest.Client
 }
 
 func start(t *testing.T, routes ...calls.Route) *fixture {
 	t.Helper()
-	f := &fixture{src: &source{}, reg: metrics.New(), note: make(chan string, 64)}
+	f := &fixture{src: &source{}, reg: metrics.New()}
 	f.src.set(routes...)
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	router := calls.NewRouter(f.reg, logger, f.src)
@@ -90,16 +90,7 @@ func start(t *testing.T, routes ...calls.Route) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- f.srv.Run(ctx, st) }()
-	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { f.note <- "list_changed" },
-		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) {
-			select {
-			case f.note <- "progress":
-			default:
-			}
-		},
-	})
-	cs, err := client.Connect(context.Background(), ct, nil)
+	cs, err := mcptest.Connect(context.Background(), ct)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,34 +104,6 @@ func start(t *testing.T, routes ...calls.Route) *fixture {
 	return f
 }
 
-func (f *fixture) list(t *testing.T) map[string]*sdk.Tool {
-	t.Helper()
-	res, err := f.cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*sdk.Tool{}
-	for _, tool := range res.Tools {
-		out[tool.Name] = tool
-	}
-	return out
-}
-
-func (f *fixture) wait(t *testing.T, what string) {
-	t.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		select {
-		case got := <-f.note:
-			if got == what {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no %s notification", what)
-		}
-	}
-}
-
 func TestListNamesAndAnnotations(t *testing.T) {
 	f := start(t,
 		route("notes", echo, nil, "read_notes", "search"),
@@ -148,7 +111,7 @@ func TestListNamesAndAnnotations(t *testing.T) {
 	if caps := f.cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
 		t.Fatalf("capabilities %+v", caps)
 	}
-	tools := f.list(t)
+	tools := f.cs.List(t)
 	var names []string
 	for n := range tools {
 		names = append(names, n)
@@ -182,7 +145,7 @@ func TestEmptyCatalogStillDeclaresTools(t *testing.T) {
 	if caps := f.cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
 		t.Fatalf("capabilities %+v", caps)
 	}
-	if tools := f.list(t); len(tools) != 0 {
+	if tools := f.cs.List(t); len(tools) != 0 {
 		t.Fatalf("tools %v", tools)
 	}
 }
@@ -197,7 +160,7 @@ func TestCallOkAndRefused(t *testing.T) {
 	if res.IsError || len(res.Content) != 1 {
 		t.Fatalf("result %+v", res)
 	}
-	if text := res.Content[0].(*sdk.TextContent).Text; text != `{"path":"a.md"}` {
+	if text := mcptest.Text(res); text != `{"path":"a.md"}` {
 		t.Errorf("text %s", text)
 	}
 	if sc, _ := json.Marshal(res.StructuredContent); string(sc) != `{"path":"a.md"}` {
@@ -208,7 +171,7 @@ func TestCallOkAndRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || res.Content[0].(*sdk.TextContent).Text != "host-not-allowed: "+wire.HostNotAllowed.Why() {
+	if !res.IsError || mcptest.Text(res) != "host-not-allowed: "+wire.HostNotAllowed.Why() {
 		t.Fatalf("refusal %+v", res)
 	}
 	sc, _ := json.Marshal(res.StructuredContent)
@@ -245,7 +208,7 @@ func TestProtocolErrors(t *testing.T) {
 	}
 	// Duplicate keys are an object, refused as POST /v1/calls refuses them.
 	res, err := f.cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_notes", Arguments: json.RawMessage(`{"a":1,"A":2}`)})
-	if err != nil || !res.IsError || !strings.HasPrefix(res.Content[0].(*sdk.TextContent).Text, "malformed: ") {
+	if err != nil || !res.IsError || !strings.HasPrefix(mcptest.Text(res), "malformed: ") {
 		t.Errorf("duplicate keys: %+v %v", res, err)
 	}
 	if got := testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools/call", "error")); got != 4 {
@@ -255,21 +218,21 @@ func TestProtocolErrors(t *testing.T) {
 
 func TestListChanged(t *testing.T) {
 	f := start(t, route("notes", echo, nil, "read_notes"))
-	f.list(t)
+	f.cs.List(t)
 	f.src.set(route("notes", echo, nil, "read_notes"), route("web", echo, nil, "fetch_url"))
 	f.srv.Changed()
-	f.wait(t, "list_changed")
-	if tools := f.list(t); tools["fetch_url"] == nil {
+	f.cs.Wait(t, mcptest.ListChanged)
+	if tools := f.cs.List(t); tools["fetch_url"] == nil {
 		t.Fatalf("fetch_url not listed: %v", tools)
 	}
 	// A change that leaves the list as it was (a page came and went) is
 	// still announced.
 	f.srv.Changed()
-	f.wait(t, "list_changed")
+	f.cs.Wait(t, mcptest.ListChanged)
 	f.src.set()
 	f.srv.Changed()
-	f.wait(t, "list_changed")
-	if tools := f.list(t); len(tools) != 0 {
+	f.cs.Wait(t, mcptest.ListChanged)
+	if tools := f.cs.List(t); len(tools) != 0 {
 		t.Fatalf("tools left: %v", tools)
 	}
 }
@@ -291,7 +254,7 @@ func TestCancelAndProgress(t *testing.T) {
 		done <- err
 	}()
 	<-started
-	f.wait(t, "progress")
+	f.cs.Wait(t, mcptest.Progress)
 	cancel() // the client sends notifications/cancelled
 	if err := <-done; err == nil {
 		t.Fatal("a cancelled call returned a result")

@@ -49,12 +49,12 @@ func TestStdioMalformedLines(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		`not json`:                                  `-32700 <nil>`,
-		`{"a":1} {"b":2}`:                           `-32700 <nil>`,
+		`not json`:        `-32700 <nil>`,
+		`{"a":1} {"b":2}`: `-32700 <nil>`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`: `-32600 <nil>`,
-		`{"jsonrpc":"1.0","id":7,"method":"ping"}`:  `-32600 7`,
-		`{"jsonrpc":"2.0","id":"x","method":5}`:     `-32600 x`,
-		`"just a string"`:                           `-32600 <nil>`,
+		`{"jsonrpc":"1.0","id":7,"method":"ping"}`:   `-32600 7`,
+		`{"jsonrpc":"2.0","id":"x","method":5}`:      `-32600 x`,
+		`"just a string"`:                            `-32600 <nil>`,
 	} {
 		send(in)
 		m := next()

@@ -12,118 +12,52 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlock/airlock/broker/mcp/mcptest"
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
 
-// mcpClient is an MCP client session with the real binary, over the
-// process's stdio (airlock mcp) or over /mcp, and the notifications it
-// received.
-type mcpClient struct {
-	cs     *sdk.ClientSession
-	stderr *testkit.Buffer // the process's, for airlock mcp
-	notes  chan string     // "list_changed", "progress"
-}
-
-func newMCPClient(notes chan string) *sdk.Client {
-	return sdk.NewClient(&sdk.Implementation{Name: "e2e"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case notes <- "list_changed":
-			default:
-			}
-		},
-		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) {
-			select {
-			case notes <- "progress":
-			default:
-			}
-		},
-	})
+// mcpProc is an MCP client session with `airlock mcp` and the process's
+// stderr.
+type mcpProc struct {
+	*mcptest.Client
+	stderr *testkit.Buffer
 }
 
 // startMCP runs `airlock mcp args...` and connects the Go SDK's client to
 // it over the process's stdin and stdout. At cleanup the client closes
 // stdin and the process must exit 0 by itself, with nothing but MCP on
 // its stdout (the SDK's client fails the session on anything else).
-func startMCP(t *testing.T, env []string, args ...string) *mcpClient {
+func startMCP(t *testing.T, env []string, args ...string) *mcpProc {
 	t.Helper()
 	if !hasFlag(args, "--data") && !hasFlag(args, "--broker") {
 		args = append(args, "--data", t.TempDir())
 	}
 	cmd := exec.Command(binPath, append([]string{"mcp"}, args...)...)
 	cmd.Env = append(append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir), env...)
-	c := &mcpClient{stderr: &testkit.Buffer{}, notes: make(chan string, 64)}
-	cmd.Stderr = c.stderr
+	p := &mcpProc{stderr: &testkit.Buffer{}}
+	cmd.Stderr = p.stderr
 	// A broker compiles its plugins before it answers initialize.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cs, err := newMCPClient(c.notes).Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second}, nil)
+	c, err := mcptest.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second})
 	if err != nil {
-		t.Fatalf("connect to airlock mcp: %v\nstderr:\n%s", err, c.stderr.String())
+		t.Fatalf("connect to airlock mcp: %v\nstderr:\n%s", err, p.stderr.String())
 	}
-	c.cs = cs
+	p.Client = c
 	t.Cleanup(func() {
-		if err := cs.Close(); err != nil {
+		if err := c.Close(); err != nil {
 			t.Errorf("airlock mcp did not exit cleanly when its stdin closed: %v", err)
 		}
 		if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() != 0 {
 			t.Errorf("airlock mcp exited %d", cmd.ProcessState.ExitCode())
 		}
 		if t.Failed() {
-			t.Logf("airlock mcp stderr:\n%s", tail(c.stderr.String(), 8000))
+			t.Logf("airlock mcp stderr:\n%s", tail(p.stderr.String(), 8000))
 		}
 	})
-	return c
-}
-
-func (c *mcpClient) list(t *testing.T) map[string]*sdk.Tool {
-	t.Helper()
-	res, err := c.cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*sdk.Tool{}
-	for _, tool := range res.Tools {
-		out[tool.Name] = tool
-	}
-	return out
-}
-
-func (c *mcpClient) call(t *testing.T, name string, args any) *sdk.CallToolResult {
-	t.Helper()
-	res, err := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("tools/call %s: %v", name, err)
-	}
-	return res
-}
-
-// wait waits for a notification.
-func (c *mcpClient) wait(t *testing.T, what string) {
-	t.Helper()
-	deadline := time.After(60 * time.Second)
-	for {
-		select {
-		case got := <-c.notes:
-			if got == what {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no %s notification", what)
-		}
-	}
-}
-
-func text(res *sdk.CallToolResult) string {
-	if len(res.Content) != 1 {
-		return ""
-	}
-	if tc, ok := res.Content[0].(*sdk.TextContent); ok {
-		return tc.Text
-	}
-	return ""
+	return p
 }
 
 // notesRoot is a notes folder holding one note.
@@ -140,7 +74,7 @@ func TestMCPStdioEmbedded(t *testing.T) {
 	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fxloop", b, "loop"), testkit.Fixture(t, "guest.wasm")))
 	c := startMCP(t, nil, "--root", "notes="+notesRoot(t), "--plugins", plugDir)
 
-	tools := c.list(t)
+	tools := c.List(t)
 	for _, want := range []string{"read_notes", "list_notes", "search_notes", "fetch_url", "loop"} {
 		if tools[want] == nil {
 			t.Fatalf("%s not listed: %v", want, tools)
@@ -150,34 +84,34 @@ func TestMCPStdioEmbedded(t *testing.T) {
 		t.Errorf("read_notes: %+v %+v", rn.Annotations, rn.Meta)
 	}
 
-	res := c.call(t, "read_notes", map[string]any{"path": "a.md"})
-	if res.IsError || !strings.Contains(text(res), "hello from a") {
-		t.Fatalf("read_notes: %+v %s", res, text(res))
+	res := c.Call(t, "read_notes", map[string]any{"path": "a.md"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "hello from a") {
+		t.Fatalf("read_notes: %+v %s", res, mcptest.Text(res))
 	}
 	sc, _ := json.Marshal(res.StructuredContent)
-	if string(sc) != text(res) {
-		t.Errorf("structuredContent %s is not the text %s", sc, text(res))
+	if string(sc) != mcptest.Text(res) {
+		t.Errorf("structuredContent %s is not the text %s", sc, mcptest.Text(res))
 	}
 
 	// Refusals are results with isError, read "<rule id>: <why>".
-	res = c.call(t, "loop", nil)
-	if !res.IsError || text(res) != "exec-timeout: "+wire.ExecTimeout.Why() {
-		t.Fatalf("loop: %+v %q", res, text(res))
+	res = c.Call(t, "loop", nil)
+	if !res.IsError || mcptest.Text(res) != "exec-timeout: "+wire.ExecTimeout.Why() {
+		t.Fatalf("loop: %+v %q", res, mcptest.Text(res))
 	}
 	sc, _ = json.Marshal(res.StructuredContent)
 	if !strings.Contains(string(sc), `"refused":"exec-timeout"`) || !strings.Contains(string(sc), `"budget":{`) {
 		t.Errorf("refusal structuredContent %s", sc)
 	}
-	res = c.call(t, "read_notes", map[string]any{"nope": 1})
-	if !res.IsError || !strings.HasPrefix(text(res), "args-invalid: ") {
-		t.Errorf("args-invalid: %q", text(res))
+	res = c.Call(t, "read_notes", map[string]any{"nope": 1})
+	if !res.IsError || !strings.HasPrefix(mcptest.Text(res), "args-invalid: ") {
+		t.Errorf("args-invalid: %q", mcptest.Text(res))
 	}
 
 	// Protocol errors are JSON-RPC errors.
-	if _, err := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "no_such_tool"}); err == nil {
+	if _, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "no_such_tool"}); err == nil {
 		t.Error("an unknown tool is not a JSON-RPC error")
 	}
-	if _, err := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_notes", Arguments: json.RawMessage(`[1]`)}); err == nil {
+	if _, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_notes", Arguments: json.RawMessage(`[1]`)}); err == nil {
 		t.Error("arguments that are not an object are not a JSON-RPC error")
 	}
 }
@@ -186,16 +120,16 @@ func TestMCPStdioRemoteBroker(t *testing.T) {
 	t.Parallel()
 	p := startServe(t, procOptions{Args: []string{"--root", "notes=" + notesRoot(t)}, Env: tokenEnv(), Secrets: []string{testToken}})
 	c := startMCP(t, tokenEnv(), "--broker", p.URL())
-	if tools := c.list(t); tools["read_notes"] == nil || tools["read_notes"].Meta["executor"] != "local" {
+	if tools := c.List(t); tools["read_notes"] == nil || tools["read_notes"].Meta["executor"] != "local" {
 		t.Fatalf("tools %v", tools)
 	}
-	res := c.call(t, "read_notes", map[string]any{"path": "a.md"})
-	if res.IsError || !strings.Contains(text(res), "hello from a") {
-		t.Fatalf("read_notes: %q", text(res))
+	res := c.Call(t, "read_notes", map[string]any{"path": "a.md"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "hello from a") {
+		t.Fatalf("read_notes: %q", mcptest.Text(res))
 	}
-	res = c.call(t, "read_notes", map[string]any{"path": 3})
-	if !res.IsError || !strings.HasPrefix(text(res), "args-invalid: ") {
-		t.Errorf("args-invalid: %q", text(res))
+	res = c.Call(t, "read_notes", map[string]any{"path": 3})
+	if !res.IsError || !strings.HasPrefix(mcptest.Text(res), "args-invalid: ") {
+		t.Errorf("args-invalid: %q", mcptest.Text(res))
 	}
 	if strings.Contains(c.stderr.String(), testToken) {
 		t.Error("airlock mcp logged the launch token")
@@ -209,7 +143,7 @@ func TestMCPListChangedOnPlugins(t *testing.T) {
 	t.Parallel()
 	plugDir := t.TempDir()
 	c := startMCP(t, nil, "--plugins", plugDir, "--no-builtin")
-	if tools := c.list(t); len(tools) != 0 {
+	if tools := c.List(t); len(tools) != 0 {
 		t.Fatalf("tools before: %v", tools)
 	}
 	b := wire.Bounds{TimeoutMs: 5000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
@@ -218,16 +152,16 @@ func TestMCPListChangedOnPlugins(t *testing.T) {
 	stage := t.TempDir()
 	must(t, plugins.WriteFolder(stage, fxManifestOf("fx", b, "echo"), testkit.Fixture(t, "guest.wasm")))
 	must(t, os.Rename(filepath.Join(stage, "fx"), filepath.Join(plugDir, "fx")))
-	c.wait(t, "list_changed")
-	if tools := c.list(t); tools["echo"] == nil {
+	c.Wait(t, mcptest.ListChanged)
+	if tools := c.List(t); tools["echo"] == nil {
 		t.Fatalf("echo not listed after the drop-in: %v", tools)
 	}
-	if res := c.call(t, "echo", map[string]any{"x": 1}); res.IsError {
-		t.Fatalf("echo: %q", text(res))
+	if res := c.Call(t, "echo", map[string]any{"x": 1}); res.IsError {
+		t.Fatalf("echo: %q", mcptest.Text(res))
 	}
 	must(t, os.RemoveAll(filepath.Join(plugDir, "fx")))
-	c.wait(t, "list_changed")
-	if tools := c.list(t); len(tools) != 0 {
+	c.Wait(t, mcptest.ListChanged)
+	if tools := c.List(t); len(tools) != 0 {
 		t.Fatalf("tools after retirement: %v", tools)
 	}
 }
@@ -247,10 +181,10 @@ func TestMCPCancelStopsModule(t *testing.T) {
 	params.SetProgressToken("loop-1")
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.cs.CallTool(ctx, params)
+		_, err := c.CallTool(ctx, params)
 		done <- err
 	}()
-	c.wait(t, "progress") // the call has run for a second
+	c.Wait(t, mcptest.Progress) // the call has run for a second
 	cancelled := time.Now()
 	cancel()
 	if err := <-done; err == nil {
@@ -274,7 +208,7 @@ func TestMCPCancelStopsModule(t *testing.T) {
 	}
 	t.Logf("the loop stopped %v after notifications/cancelled (its time bound: %d ms)", time.Since(cancelled), b.TimeoutMs)
 	// The session goes on.
-	if res := c.call(t, "echo", map[string]any{"a": 1}); res.IsError {
-		t.Errorf("echo after the cancel: %q", text(res))
+	if res := c.Call(t, "echo", map[string]any{"a": 1}); res.IsError {
+		t.Errorf("echo after the cancel: %q", mcptest.Text(res))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlock/airlock/broker/mcp/mcptest"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -28,18 +29,16 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // connectHTTP connects the Go SDK's client to the broker's /mcp with
 // header on every request.
-func connectHTTP(t *testing.T, p *proc, header http.Header) *mcpClient {
+func connectHTTP(t *testing.T, p *proc, header http.Header) *mcptest.Client {
 	t.Helper()
-	c := &mcpClient{notes: make(chan string, 64)}
 	hc := &http.Client{Transport: headerTransport{header, http.DefaultTransport}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := newMCPClient(c.notes).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.URL() + "/mcp", HTTPClient: hc}, nil)
+	c, err := mcptest.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.URL() + "/mcp", HTTPClient: hc})
 	if err != nil {
 		t.Fatalf("connect to /mcp: %v", err)
 	}
-	c.cs = cs
-	t.Cleanup(func() { _ = cs.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
@@ -75,38 +74,38 @@ func TestMCPHTTP(t *testing.T) {
 	}
 
 	c := connectHTTP(t, p, http.Header{"Authorization": {"Bearer " + testToken}})
-	if tools := c.list(t); len(tools) != 0 {
+	if tools := c.List(t); len(tools) != 0 {
 		t.Fatalf("tools before the environment: %v", tools)
 	}
 
 	// An environment connecting, then leaving, is announced.
 	bearer := w.pair("lab")
 	env := w.startEnv(bearer, chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
-	c.wait(t, "list_changed")
+	c.Wait(t, mcptest.ListChanged)
 	w.waitServing("fx", w.bounds)
-	tools := c.list(t)
+	tools := c.List(t)
 	if tools["echo"] == nil || tools["echo"].Meta["executor"] != "machine:lab" {
 		t.Fatalf("tools with the environment: %v", tools)
 	}
-	res := c.call(t, "echo", map[string]any{"hi": 1})
+	res := c.Call(t, "echo", map[string]any{"hi": 1})
 	if res.IsError {
-		t.Fatalf("echo through the environment: %q", text(res))
+		t.Fatalf("echo through the environment: %q", mcptest.Text(res))
 	}
-	res = c.call(t, "trap", nil)
-	if !res.IsError || !strings.HasPrefix(text(res), "exec-threw: ") {
-		t.Errorf("trap: %q", text(res))
+	res = c.Call(t, "trap", nil)
+	if !res.IsError || !strings.HasPrefix(mcptest.Text(res), "exec-threw: ") {
+		t.Errorf("trap: %q", mcptest.Text(res))
 	}
-	drain(c.notes)
+	c.Forget()
 	env.Stop()
-	c.wait(t, "list_changed")
-	res = c.call(t, "echo", nil)
-	if !res.IsError || !strings.HasPrefix(text(res), "machine-unreachable: ") {
-		t.Errorf("echo with the environment gone: %q", text(res))
+	c.Wait(t, mcptest.ListChanged)
+	res = c.Call(t, "echo", nil)
+	if !res.IsError || !strings.HasPrefix(mcptest.Text(res), "machine-unreachable: ") {
+		t.Errorf("echo with the environment gone: %q", mcptest.Text(res))
 	}
 
 	// The other header works too; both sessions count.
 	c2 := connectHTTP(t, p, http.Header{"X-Tensorviz-Token": {testToken}})
-	c2.list(t)
+	c2.List(t)
 	if got := w.metric("airlock_mcp_sessions", "transport", "http"); got < 2 {
 		t.Errorf("airlock_mcp_sessions{http} = %v", got)
 	}
@@ -116,17 +115,6 @@ func TestMCPHTTP(t *testing.T) {
 	}
 	if got := w.metric("airlock_mcp_requests_total", "method", "tools/call", "outcome", "refused"); got != 2 {
 		t.Errorf("mcp_requests{tools/call,refused} = %v", got)
-	}
-}
-
-// drain empties a notification channel.
-func drain(ch chan string) {
-	for {
-		select {
-		case <-ch:
-		default:
-			return
-		}
 	}
 }
 
