@@ -80,9 +80,9 @@ var (
 	MCPTransports = []string{"stdio", "http"}
 	MCPMethods    = []string{"initialize", "ping", "tools/list", "tools/call",
 		"notifications/initialized", "notifications/cancelled", Other}
-	// MCPOutcomes: ok, refused (a tools/call answered isError) or error (a
-	// JSON-RPC error).
-	MCPOutcomes = []string{"ok", "refused", "error"}
+	// MCPOutcomes: ok, refused (a tools/call answered isError), error (a
+	// JSON-RPC error) or cancelled (the client cancelled the request).
+	MCPOutcomes = []string{"ok", "refused", "error", Cancelled}
 )
 
 // New builds a Registry with every collector registered, plus the Go
@@ -135,7 +135,7 @@ func New() *Registry {
 	r.ChannelFramesRejected = counter("channel_frames_rejected_total", "Channel frames that settled nothing, by reason.", "reason")
 
 	r.MCPSessions = gauge("mcp_sessions", "Open MCP sessions, by transport (stdio, http).", "transport")
-	r.MCPRequests = counter("mcp_requests_total", "MCP messages received, by method and outcome (ok, refused: a tool call answered isError, error: a JSON-RPC error).", "method", "outcome")
+	r.MCPRequests = counter("mcp_requests_total", "MCP messages received, by method and outcome (ok, refused: a tool call answered isError, error: a JSON-RPC error, cancelled: by the client).", "method", "outcome")
 	for _, t := range MCPTransports {
 		r.MCPSessions.WithLabelValues(t)
 	}

@@ -438,9 +438,12 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		outcome := "ok"
-		if err != nil {
+		switch r, _ := res.(*sdk.CallToolResult); {
+		case ctx.Err() != nil:
+			outcome = metrics.Cancelled // the client was not answered
+		case err != nil:
 			outcome = "error"
-		} else if r, ok := res.(*sdk.CallToolResult); ok && r.IsError {
+		case r != nil && r.IsError:
 			outcome = "refused"
 		}
 		s.o.Metrics.MCPRequests.WithLabelValues(metrics.LabelIn(method, metrics.MCPMethods...), outcome).Inc()

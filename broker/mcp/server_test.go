@@ -260,7 +260,8 @@ func TestCancelAndProgress(t *testing.T) {
 		t.Fatal("a cancelled call returned a result")
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(f.reg.ToolCalls.WithLabelValues("slow", "spin", metrics.Cancelled)) != 1 {
+	for testutil.ToFloat64(f.reg.ToolCalls.WithLabelValues("slow", "spin", metrics.Cancelled)) != 1 ||
+		testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools/call", metrics.Cancelled)) != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the cancelled call was not counted cancelled")
 		}

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock/airlock/broker/mcp/mcptest"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -78,27 +79,48 @@ func TestMCPHTTP(t *testing.T) {
 		t.Fatalf("tools before the environment: %v", tools)
 	}
 
-	// An environment connecting, then leaving, is announced.
+	// An environment connecting, then leaving, is announced. It serves two
+	// descriptors declaring the same tools: each is listed qualified.
 	bearer := w.pair("lab")
-	env := w.startEnv(bearer, chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
+	env := w.startEnv(bearer, chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds, "slow": w.slow}))
 	c.Wait(t, mcptest.ListChanged)
 	w.waitServing("fx", w.bounds)
 	tools := c.List(t)
-	if tools["echo"] == nil || tools["echo"].Meta["executor"] != "machine:lab" {
+	if tools["fx.echo"] == nil || tools["fx.echo"].Meta["executor"] != "machine:lab" || tools["slow.loop"] == nil || tools["echo"] != nil {
 		t.Fatalf("tools with the environment: %v", tools)
 	}
-	res := c.Call(t, "echo", map[string]any{"hi": 1})
+	res := c.Call(t, "fx.echo", map[string]any{"hi": 1})
 	if res.IsError {
 		t.Fatalf("echo through the environment: %q", mcptest.Text(res))
 	}
-	res = c.Call(t, "trap", nil)
+	res = c.Call(t, "fx.trap", nil)
 	if !res.IsError || !strings.HasPrefix(mcptest.Text(res), "exec-threw: ") {
 		t.Errorf("trap: %q", mcptest.Text(res))
 	}
+
+	// A cancelled call counts as cancelled, and progress reaches the
+	// client over its session's stream.
+	ctx, cancel := context.WithCancel(context.Background())
+	params := &sdk.CallToolParams{Name: "slow.loop", Arguments: map[string]any{}}
+	params.SetProgressToken(7)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, params)
+		done <- err
+	}()
+	c.Wait(t, mcptest.Progress)
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned a result")
+	}
+	testkit.Eventually(t, "the cancelled call to be counted", func() bool {
+		return w.metric("airlock_tool_calls_total", "descriptor", "slow", "tool", "loop", "outcome", "cancelled") == 1
+	})
+
 	c.Forget()
 	env.Stop()
 	c.Wait(t, mcptest.ListChanged)
-	res = c.Call(t, "echo", nil)
+	res = c.Call(t, "fx.echo", nil)
 	if !res.IsError || !strings.HasPrefix(mcptest.Text(res), "machine-unreachable: ") {
 		t.Errorf("echo with the environment gone: %q", mcptest.Text(res))
 	}
