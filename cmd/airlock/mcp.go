@@ -44,6 +44,12 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	} else if code := checkData("mcp", cfg, true, stderr); code >= 0 {
 		return code
 	}
+	if f, ok := stdout.(*os.File); ok && f == os.Stdout {
+		// Only the transport writes to stdout: a stray print anywhere
+		// else would corrupt the MCP stream, so it goes to stderr.
+		os.Stdout = os.Stderr
+		defer func() { os.Stdout = f }()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := broker.RunMCP(ctx, o); err != nil {
