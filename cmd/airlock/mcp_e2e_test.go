@@ -72,6 +72,9 @@ func TestMCPStdioEmbedded(t *testing.T) {
 	plugDir := t.TempDir()
 	b := wire.Bounds{TimeoutMs: 1000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
 	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fxloop", b, "loop"), testkit.Fixture(t, "guest.wasm")))
+	fx := b
+	fx.TimeoutMs, fx.MaxRequests, fx.AllowedHosts = 60000, 1, []string{"127.0.0.1:" + closedPort(t)}
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fx", fx, "membomb", "bigout", "fetch"), testkit.Fixture(t, "guest.wasm")))
 	c := startMCP(t, nil, "--root", "notes="+notesRoot(t), "--plugins", plugDir)
 
 	tools := c.List(t)
@@ -101,6 +104,25 @@ func TestMCPStdioEmbedded(t *testing.T) {
 	sc, _ = json.Marshal(res.StructuredContent)
 	if !strings.Contains(string(sc), `"refused":"exec-timeout"`) || !strings.Contains(string(sc), `"budget":{`) {
 		t.Errorf("refusal structuredContent %s", sc)
+	}
+	// Every bound is a refusal by name.
+	for _, rc := range []struct {
+		tool string
+		args map[string]any
+		rule wire.Rule
+	}{
+		{"membomb", nil, wire.MemoryExhausted},
+		{"bigout", map[string]any{"N": 5000}, wire.OutputTooLarge},
+		{"fetch", map[string]any{"URL": "http://192.0.2.1/"}, wire.HostNotAllowed},
+		{"fetch", map[string]any{"URL": "http://" + fx.AllowedHosts[0] + "/"}, wire.FetchFailed}, // allowed, nothing listening
+	} {
+		res := c.Call(t, rc.tool, rc.args)
+		if !res.IsError || !strings.HasPrefix(mcptest.Text(res), string(rc.rule)+": ") {
+			t.Errorf("%s: %q, want %s", rc.tool, mcptest.Text(res), rc.rule)
+		}
+	}
+	if tools["fetch"] == nil || !*tools["fetch"].Annotations.OpenWorldHint {
+		t.Error("fetch is not open-world")
 	}
 	res = c.Call(t, "read_notes", map[string]any{"nope": 1})
 	if !res.IsError || !strings.HasPrefix(mcptest.Text(res), "args-invalid: ") {

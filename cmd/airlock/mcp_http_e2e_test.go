@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -146,4 +147,42 @@ func TestMCPHTTPInertWithoutToken(t *testing.T) {
 	if status, _, _ := p.do("POST", "/mcp", map[string]string{"Authorization": "Bearer " + testToken}, []byte(`{}`)); status != 404 {
 		t.Errorf("inert /mcp: %d", status)
 	}
+}
+
+// TestMCPHTTPPage: a page executor's tool is listed while it is connected,
+// called through /mcp, and gone when it leaves; each change is announced.
+func TestMCPHTTPPage(t *testing.T) {
+	t.Parallel()
+	w := newChanWorld(t, "VOICEBOX_LOOPBACK_AUTH=0") // the page check is Origin only
+	c := connectHTTP(t, w.broker, http.Header{"X-Tensorviz-Token": {testToken}})
+	page := w.dialChannel("/local/channel", http.Header{"Origin": {"http://127.0.0.1:" + portOf(w.broker.URL())}})
+	d := wire.Descriptor{DescriptorID: "pg", Bounds: w.bounds,
+		Tools: []wire.Tool{{Name: "page_tool", Description: "a page tool", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	page.send(wire.CatalogFrame([]wire.Descriptor{d}))
+	c.Wait(t, mcptest.ListChanged)
+	testkit.Eventually(t, "the page tool to be listed", func() bool { return c.List(t)["page_tool"] != nil })
+	if ex := c.List(t)["page_tool"].Meta["executor"]; ex != "page" {
+		t.Errorf("executor %v", ex)
+	}
+	answered := make(chan string, 1)
+	go func() {
+		res, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "page_tool", Arguments: map[string]any{"q": 1}})
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		answered <- mcptest.Text(res)
+	}()
+	call := page.nextCall()
+	if call.DescriptorID != "pg" || call.Tool != "page_tool" || string(call.Args) != `{"q":1}` {
+		t.Errorf("the page got %+v", call)
+	}
+	page.send(wire.AnswerFrame(wire.Observed(call.CallID, json.RawMessage(`{"from":"page"}`), nil)))
+	if got := <-answered; got != `{"from":"page"}` {
+		t.Errorf("page_tool answered %q", got)
+	}
+	c.Forget()
+	_ = page.conn.CloseNow()
+	c.Wait(t, mcptest.ListChanged)
+	testkit.Eventually(t, "the page tool to be unlisted", func() bool { return c.List(t)["page_tool"] == nil })
 }
