@@ -134,7 +134,7 @@ func New(o Options) *Server {
 		Logger:                    o.Logger,
 	})
 	s.sdk.AddReceivingMiddleware(s.observe)
-	s.sync(context.Background())
+	s.resync()
 	s.wg.Add(1)
 	go s.loop()
 	return s
@@ -166,13 +166,23 @@ func (s *Server) loop() {
 		case <-s.stop:
 			return
 		case <-poll:
-			s.sync(context.Background())
+			s.resync()
 		case <-s.kick:
-			if !s.sync(context.Background()) {
+			if !s.resync() {
 				s.touch()
 			}
 		}
 	}
+}
+
+// syncTimeout bounds listing the catalog outside a request: a remote
+// broker that does not answer must not hold Close.
+const syncTimeout = 10 * time.Second
+
+func (s *Server) resync() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	return s.sync(ctx)
 }
 
 // Run serves one session over t (stdio) until it ends or ctx does.
