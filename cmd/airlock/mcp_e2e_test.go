@@ -234,3 +234,49 @@ func TestMCPCancelStopsModule(t *testing.T) {
 		t.Errorf("echo after the cancel: %q", mcptest.Text(res))
 	}
 }
+
+// TestMCPStdinClosedStopsCalls: a client that goes away (its end of
+// stdin closes) with a call of an infinite loop in flight leaves nothing
+// running: `airlock mcp` stops the module and exits 0 well before the
+// loop's time bound (60 s).
+func TestMCPStdinClosedStopsCalls(t *testing.T) {
+	t.Parallel()
+	plugDir := t.TempDir()
+	b := wire.Bounds{TimeoutMs: 60000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fxloop", b, "loop"), testkit.Fixture(t, "guest.wasm")))
+	cmd := exec.Command(binPath, "mcp", "--plugins", plugDir, "--no-builtin", "--data", t.TempDir())
+	cmd.Env = append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
+	stderr := &testkit.Buffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	// The SDK's client closes stdin only once its calls have answered, so
+	// the test closes it under the client, as a client that crashed would.
+	c, err := mcptest.Connect(context.Background(), &sdk.IOTransport{Reader: stdout, Writer: stdin})
+	must(t, err)
+	params := &sdk.CallToolParams{Name: "loop", Arguments: map[string]any{}}
+	params.SetProgressToken("p")
+	go func() { _, _ = c.CallTool(context.Background(), params) }()
+	c.Wait(t, mcptest.Progress)
+	start := time.Now()
+	must(t, stdin.Close())
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("airlock mcp still runs 30 s after its stdin closed\n%s", stderr.String())
+	}
+	t.Logf("airlock mcp exited %v after its stdin closed, a call of an infinite loop in flight", time.Since(start))
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d\n%s", code, stderr.String())
+	}
+	_ = c.Close()
+}
