@@ -11,11 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/metrics"
 )
 
 // sessionHeader names a streamable HTTP session.
@@ -116,6 +118,15 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpx.WriteError(w, contract.InvalidMessage)
 			return
 		}
+		if reply := malformed(body); reply != nil {
+			// A body that is not one JSON-RPC message is a JSON-RPC error,
+			// as on stdio; the SDK's own answer is text that may quote it.
+			h.o.Server.o.Metrics.MCPRequests.WithLabelValues(metrics.Other, "error").Inc()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write(reply)
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if r.Header.Get(sessionHeader) == "" {
 			h.newSession(w, r)
@@ -141,6 +152,17 @@ func (h *HTTP) check(r *http.Request) contract.Code {
 		return contract.InvalidCredentials
 	}
 	return ""
+}
+
+// malformed is the JSON-RPC error answering a POST body that is not one
+// JSON-RPC message, or nil.
+func malformed(body []byte) []byte {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return reply(jsonrpc.ID{}, jsonrpc.CodeParseError, "not one JSON value")
+	}
+	_, r := decode(trimmed, false)
+	return r
 }
 
 // bearer is the token of an Authorization: Bearer header.

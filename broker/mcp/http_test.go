@@ -66,6 +66,12 @@ func TestHTTPBounds(t *testing.T) {
 	if code, body := post(t, ts.URL, initialize); code != 503 || !strings.Contains(body, `"UNAVAILABLE"`) {
 		t.Errorf("second session past the bound: %d %s", code, body)
 	}
+	for _, bad := range []string{``, `not json`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":3,"method":7}`} {
+		code, body := post(t, ts.URL, []byte(bad))
+		if code != 400 || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, `"error":{"code":-32`) {
+			t.Errorf("%q: %d %s", bad, code, body)
+		}
+	}
 	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":"`), bytes.Repeat([]byte("a"), 2048)...)
 	if code, body := post(t, ts.URL, append(big, `"}}}`...)); code != 400 || !strings.Contains(body, `"INVALID_MESSAGE"`) {
 		t.Errorf("body over the bound: %d %s", code, body)
