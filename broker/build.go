@@ -8,6 +8,8 @@ import (
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/channel"
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/mcp"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/broker/session"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
@@ -20,6 +22,8 @@ type BuildOptions struct {
 	Token   string // the launch token; empty leaves the broker inert
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
+	// Version is what MCP clients are told at initialize.
+	Version string
 }
 
 // Broker is an assembled broker: the server and the parts it reloads and
@@ -36,6 +40,7 @@ type Broker struct {
 	Channel *channel.Channel
 	local   *plugins.Executors
 	logger  *slog.Logger
+	metrics *metrics.Registry
 }
 
 // Build assembles every part of the broker from its configuration: the
@@ -49,7 +54,7 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 		return nil, err
 	}
 	table, cat := local.Table, local.Catalog
-	b := &Broker{Catalog: cat, local: local, logger: o.Logger}
+	b := &Broker{Catalog: cat, local: local, logger: o.Logger, metrics: o.Metrics}
 	b.Router = calls.NewRouter(o.Metrics, o.Logger, calls.Local{Table: table})
 	components := []Component{calls.NewAPI(b.Router, o.Token, o.Metrics, func() any { return cat.Statuses() })}
 	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics})
@@ -61,8 +66,17 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	b.Router.AddSource(ch)
 	b.Channel = ch
 	components = append(components, ch)
+	// /mcp serves the router to MCP clients (PROTOCOL section 11).
+	srv := mcp.New(mcp.Options{Backend: mcp.Router(b.Router), Transport: "http", Version: o.Version, Logger: o.Logger, Metrics: o.Metrics})
+	b.OnChange(srv.Changed)
+	components = append(components, mcp.NewHTTP(mcp.HTTPOptions{Server: srv, Token: httpx.NewToken(o.Token),
+		Port: func() int { return b.Server.Port() }, Config: cfg.MCP, Refused: b.refused}))
 	b.Server = New(Options{Config: cfg, Logger: o.Logger, Metrics: o.Metrics, Components: components})
 	return b, nil
+}
+
+func (b *Broker) refused(endpoint string, c contract.Code) {
+	b.metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
 }
 
 // Reload rescans plugins and pairings (SIGHUP).
@@ -90,4 +104,13 @@ func (b *Broker) AdmittedCount() int {
 // resource is released before Close returns ctx's cause.
 func (b *Broker) Close(ctx context.Context) error {
 	return errors.Join(b.Server.Shutdown(ctx), b.local.Close(ctx))
+}
+
+// OnChange registers fn to run whenever what the router lists may have
+// changed: a plugin admitted or retired, a channel catalog accepted or
+// forgotten, a page or an environment connecting or leaving. fn must
+// return at once (it may run under the catalog's or the channel's lock).
+func (b *Broker) OnChange(fn func()) {
+	b.Catalog.OnChange(fn)
+	b.Channel.OnChange(fn)
 }

@@ -54,6 +54,7 @@ type Config struct {
 	Channel Channel `koanf:"channel"`
 	Exec    Exec    `koanf:"exec"`
 	Env     Env     `koanf:"env"`
+	MCP     MCP     `koanf:"mcp"`
 
 	dump map[string]any // the merged layers, for Dump
 }
@@ -118,6 +119,17 @@ type Env struct {
 	BackoffMaxMs int    `koanf:"backoff_max_ms"`
 }
 
+// MCP bounds what MCP clients can hold on /mcp (PROTOCOL section 11).
+type MCP struct {
+	// MaxSessions caps open /mcp sessions; past it initialize is
+	// answered 503.
+	MaxSessions int `koanf:"max_sessions"`
+	// MaxBodyBytes caps one /mcp request body.
+	MaxBodyBytes int `koanf:"max_body_bytes"`
+	// SessionIdleMs closes a session that sent nothing for this long.
+	SessionIdleMs int `koanf:"session_idle_ms"`
+}
+
 // Setting documents one key: its environment variable, seed aliases,
 // default and meaning. The table drives defaults, the environment mapping
 // and `--help`.
@@ -174,6 +186,10 @@ var Settings = []Setting{
 
 	{Key: "env.broker", Default: "", Help: "airlock env: the broker's channel URL (ws://HOST:PORT/channel)"},
 	{Key: "env.backoff_max_ms", Default: 10000, Help: "airlock env: longest wait between reconnects"},
+
+	{Key: "mcp.max_sessions", Default: 64, Help: "open /mcp sessions at most; past it initialize answers 503"},
+	{Key: "mcp.max_body_bytes", Default: 16 << 20, Help: "largest /mcp request body"},
+	{Key: "mcp.session_idle_ms", Default: 30 * 60 * 1000, Help: "an /mcp session that sends nothing this long is closed"},
 }
 
 // DefaultDataDir is $XDG_STATE_HOME/airlock, or ~/.local/state/airlock.
@@ -340,6 +356,9 @@ func (c *Config) Validate() error {
 		{"exec.max_stderr_bytes", c.Exec.MaxStderrBytes},
 		{"exec.pool_size", c.Exec.PoolSize},
 		{"env.backoff_max_ms", c.Env.BackoffMaxMs},
+		{"mcp.max_sessions", c.MCP.MaxSessions},
+		{"mcp.max_body_bytes", c.MCP.MaxBodyBytes},
+		{"mcp.session_idle_ms", c.MCP.SessionIdleMs},
 	}
 	for _, p := range positive {
 		if p.v <= 0 {

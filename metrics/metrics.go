@@ -64,7 +64,26 @@ type Registry struct {
 	ChannelInflight       *prometheus.GaugeVec   // peer
 	ChannelPeers          *prometheus.GaugeVec   // peer
 	ChannelFramesRejected *prometheus.CounterVec // reason
+
+	// MCP (PROTOCOL section 11).
+	MCPSessions *prometheus.GaugeVec   // transport: MCPTransports
+	MCPRequests *prometheus.CounterVec // method: MCPMethods, outcome: MCPOutcomes
 }
+
+// Cancelled is the outcome of a tool call whose caller went away or
+// cancelled it (an MCP notifications/cancelled, a closed HTTP request)
+// before its answer: a metric outcome only, never a rule id on the wire.
+const Cancelled = "cancelled"
+
+// The closed label sets of the MCP metrics; every pair is declared at 0.
+var (
+	MCPTransports = []string{"stdio", "http"}
+	MCPMethods    = []string{"initialize", "ping", "tools/list", "tools/call",
+		"notifications/initialized", "notifications/cancelled", Other}
+	// MCPOutcomes: ok, refused (a tools/call answered isError), error (a
+	// JSON-RPC error) or cancelled (the client cancelled the request).
+	MCPOutcomes = []string{"ok", "refused", "error", Cancelled}
+)
 
 // New builds a Registry with every collector registered, plus the Go
 // runtime and process collectors.
@@ -114,6 +133,17 @@ func New() *Registry {
 	r.ChannelInflight = gauge("channel_inflight", "Channel calls awaiting an answer, by peer kind.", "peer")
 	r.ChannelPeers = gauge("channel_peers", "Connected executor peers, by kind.", "peer")
 	r.ChannelFramesRejected = counter("channel_frames_rejected_total", "Channel frames that settled nothing, by reason.", "reason")
+
+	r.MCPSessions = gauge("mcp_sessions", "Open MCP sessions, by transport (stdio, http).", "transport")
+	r.MCPRequests = counter("mcp_requests_total", "MCP messages received, by method and outcome (ok, refused: a tool call answered isError, error: a JSON-RPC error, cancelled: by the client).", "method", "outcome")
+	for _, t := range MCPTransports {
+		r.MCPSessions.WithLabelValues(t)
+	}
+	for _, m := range MCPMethods {
+		for _, o := range MCPOutcomes {
+			r.MCPRequests.WithLabelValues(m, o)
+		}
+	}
 
 	r.reg.MustRegister(
 		collectors.NewGoCollector(),

@@ -87,7 +87,7 @@ func (a *API) call(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ans := wire.RefuseBody(body, err)
-	a.router.observe(Route{}, false, wire.Call{}, ans, 0)
+	a.router.observe(Route{}, false, wire.Call{}, outcomeOf(r.Context(), ans), ans, 0)
 	httpx.WriteJSON(w, http.StatusBadRequest, ans)
 }
 

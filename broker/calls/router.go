@@ -113,7 +113,7 @@ func (r *Router) Descriptors() []wire.Descriptor {
 func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 	start := time.Now()
 	rt, found := r.resolve(c.DescriptorID)
-	defer func() { r.observe(rt, found, c, a, time.Since(start)) }()
+	defer func() { r.observe(rt, found, c, outcomeOf(ctx, a), a, time.Since(start)) }()
 	if r.draining.Load() {
 		return wire.Refuse(c.CallID, wire.ShuttingDown, nil)
 	}
@@ -135,17 +135,17 @@ func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 
 // observe records the call. Labels come from the admitted descriptor:
 // a descriptor or tool the caller made up is counted as OTHER.
-func (r *Router) observe(rt Route, found bool, c wire.Call, a wire.Answer, took time.Duration) {
+func (r *Router) observe(rt Route, found bool, c wire.Call, outcome string, a wire.Answer, took time.Duration) {
 	desc, tool := metrics.Other, metrics.Other
 	if found {
 		desc = rt.Descriptor.DescriptorID
 		if _, ok := rt.Descriptor.Tool(c.Tool); ok {
 			tool = c.Tool
 		}
-		r.metrics.ChannelCalls.WithLabelValues(rt.Kind(), outcomeOf(a)).Inc()
+		r.metrics.ChannelCalls.WithLabelValues(rt.Kind(), outcome).Inc()
 	}
 	m := r.metrics
-	m.ToolCalls.WithLabelValues(desc, tool, outcomeOf(a)).Inc()
+	m.ToolCalls.WithLabelValues(desc, tool, outcome).Inc()
 	m.ToolCallDuration.WithLabelValues(desc, tool).Observe(took.Seconds())
 	if a.Refused.IsTimeout() {
 		m.ToolTimeouts.WithLabelValues(desc, tool).Inc()
@@ -157,10 +157,16 @@ func (r *Router) observe(rt Route, found bool, c wire.Call, a wire.Answer, took 
 
 // outcomeOf is "ok" or the refusal's rule id; a rule outside the
 // vocabulary (which ParseAnswer never lets through) would count as OTHER.
-func outcomeOf(a wire.Answer) string {
+// A refusal that follows the caller's own cancellation (an MCP
+// notifications/cancelled, a client that closed its request) counts as
+// cancelled: the rule the executor gave (exec-threw for a stopped module)
+// is not the tool's fault. The answer on the wire keeps its rule id.
+func outcomeOf(ctx context.Context, a wire.Answer) string {
 	switch {
 	case a.OK:
 		return "ok"
+	case ctx.Err() != nil:
+		return metrics.Cancelled
 	case a.Refused.Known():
 		return string(a.Refused)
 	}

@@ -88,6 +88,7 @@ type Channel struct {
 	machines map[string]*slot // one per pairing
 	shadows  map[shadow]bool
 	conns    map[*websocket.Conn]struct{}
+	onChange []func()
 	draining bool
 	closed   bool
 
@@ -129,6 +130,25 @@ func New(o Options) *Channel {
 		c.watcher = w
 	}
 	return c
+}
+
+// OnChange registers fn to run whenever what the channel routes may have
+// changed: a catalog accepted or forgotten, the pairings reloaded, a page
+// or an environment connecting or leaving (an MCP server tells its
+// clients to list the tools again). fn runs under the channel's lock, so
+// it must return at once and not call back into the channel; Routes and
+// Lookup take no lock and may be read from another goroutine.
+func (c *Channel) OnChange(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onChange = append(c.onChange, fn)
+}
+
+// changed runs the OnChange functions, under c.mu.
+func (c *Channel) changed() {
+	for _, fn := range c.onChange {
+		fn()
+	}
 }
 
 // Mount registers the two endpoints; a browser page uses /local/channel,
@@ -390,6 +410,7 @@ func (c *Channel) attach(p *peer) (websocket.StatusCode, string) {
 	if old != nil {
 		c.kick(old, websocket.StatusNormalClosure, replacedReason(p.kind))
 	}
+	c.changed()
 	c.mu.Unlock()
 	c.log.Info("executor connected", "executor", p.executor(), "replaced", old != nil)
 	return 0, ""
@@ -415,6 +436,7 @@ func (c *Channel) release(p *peer) {
 		p.remote.Abandon()
 		c.m.ChannelPeers.WithLabelValues(string(p.kind)).Dec()
 		c.m.WSConnections.WithLabelValues("channel", string(p.kind)).Dec()
+		c.changed()
 	})
 }
 

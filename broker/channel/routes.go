@@ -99,6 +99,7 @@ func (c *Channel) rebuild() {
 	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Descriptor.DescriptorID < t.list[j].Descriptor.DescriptorID })
 	c.routes.Store(t)
 	c.logShadows(shadows)
+	c.changed()
 }
 
 func hasLocal(src calls.Source, id string) bool {

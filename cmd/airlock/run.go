@@ -37,6 +37,7 @@ func commands() []command {
 		{"pair", "manage pairings: pair add NAME | pair ls | pair rm NAME", runPair},
 		{"tools", "list admitted and refused plugins", runTools},
 		{"call", "call a tool: call TOOL --args JSON", runCall},
+		{"mcp", "serve the tools to an MCP client (Claude Desktop, VS Code, Cursor) on stdio", runMCP},
 		{"mint", "mint a workspace session and print its view URL", runMint},
 		{"load", "drive a running broker and compare with a same-run baseline: load calls | load relay", runLoad},
 		{"version", "print the version", runVersion},

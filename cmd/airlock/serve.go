@@ -78,7 +78,7 @@ func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writ
 		}
 	}
 	err := broker.Run(ctx, broker.RunOptions{Reload: hup, Listening: listening,
-		BuildOptions: broker.BuildOptions{Config: cfg, Token: token, Logger: logger, Metrics: metrics.New()}})
+		BuildOptions: broker.BuildOptions{Config: cfg, Token: token, Logger: logger, Metrics: metrics.New(), Version: version}})
 	if err != nil {
 		return exitFailed
 	}

@@ -209,6 +209,8 @@ func endpointOf(path string) string {
 		return "channel"
 	case strings.HasPrefix(path, "/v1/"):
 		return "v1"
+	case path == "/mcp":
+		return "mcp"
 	}
 	return "other"
 }

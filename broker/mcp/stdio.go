@@ -1,0 +1,203 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock/airlock/metrics"
+)
+
+// MaxLineBytes bounds one stdio message.
+const MaxLineBytes = 16 << 20
+
+// Stdio is the transport of `airlock mcp`: newline-delimited JSON-RPC
+// messages read from in and written to out, each decoded and encoded by
+// the SDK's codec (jsonrpc.DecodeMessage, jsonrpc.EncodeMessage).
+//
+// It is not the SDK's IOTransport because that one ends the session at the
+// first line that is not a JSON-RPC message (it decodes a JSON stream and
+// cannot resynchronise), so one malformed line would end an agent's
+// session. Here a bad line (not JSON, a batch, not JSON-RPC 2.0, over
+// MaxLineBytes) is answered with a JSON-RPC error (parse error, or invalid
+// request with the id when one can be read) and the session goes on.
+func (s *Server) Stdio(in io.Reader, out io.Writer) sdk.Transport {
+	return &stdio{s: s, in: in, out: out}
+}
+
+type stdio struct {
+	s   *Server
+	in  io.Reader
+	out io.Writer
+}
+
+// Connect starts reading in; it is called once per session.
+func (t *stdio) Connect(context.Context) (sdk.Connection, error) {
+	c := &lineConn{s: t.s, out: t.out, incoming: make(chan read), closed: make(chan struct{})}
+	go c.readLoop(bufio.NewReaderSize(t.in, 64<<10))
+	return c, nil
+}
+
+// lineConn is one stdio session's connection.
+type lineConn struct {
+	s         *Server
+	mu        sync.Mutex // one whole message at a time on out
+	out       io.Writer
+	incoming  chan read
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+type read struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// readLoop hands each good line to Read and answers each bad one, until
+// in ends (or fails) or the connection closes. Like the SDK's own stdio
+// reader it stays blocked in a read of in after Close until in ends: a
+// read of stdin cannot be interrupted portably.
+func (c *lineConn) readLoop(br *bufio.Reader) {
+	for {
+		line, over, err := readLine(br, MaxLineBytes)
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 || over {
+			msg, reply := decode(trimmed, over)
+			if reply != nil {
+				c.s.o.Metrics.MCPRequests.WithLabelValues(metrics.Other, "error").Inc()
+				if werr := c.write(reply); werr != nil && err == nil {
+					err = werr
+				}
+			} else if !c.hand(read{msg: msg}) {
+				return
+			}
+		}
+		if err != nil {
+			c.hand(read{err: err})
+			return
+		}
+	}
+}
+
+// hand gives r to Read; false once the connection is closed.
+func (c *lineConn) hand(r read) bool {
+	select {
+	case c.incoming <- r:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-c.incoming:
+		return r.msg, r.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return c.write(append(data, '\n'))
+}
+
+func (c *lineConn) write(line []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err := c.out.Write(line)
+	return err
+}
+
+// Close ends the session; out (stdout) stays open.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+func (c *lineConn) SessionID() string { return "" }
+
+// readLine reads one line without its newline; a line over max is
+// discarded to its end and reported over.
+func readLine(br *bufio.Reader, max int) (line []byte, over bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !over {
+			if len(line)+len(chunk) > max+1 {
+				over, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return bytes.TrimSuffix(line, []byte("\n")), over, err
+		}
+	}
+}
+
+// decode reads a line as one JSON-RPC message, or returns the error
+// response to write instead.
+func decode(line []byte, over bool) (jsonrpc.Message, []byte) {
+	switch {
+	case over:
+		return nil, reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "message over its size bound")
+	case line[0] == '[':
+		// Batches are not part of the protocol revisions served.
+		return nil, reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "batches are not supported")
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	switch {
+	case err == nil:
+		return msg, nil
+	case !json.Valid(line): // only a line that failed is looked at again
+		return nil, reply(jsonrpc.ID{}, jsonrpc.CodeParseError, "not one JSON value")
+	}
+	return nil, reply(idOf(line), jsonrpc.CodeInvalidRequest, "not a JSON-RPC 2.0 message")
+}
+
+// idOf is the request id of a message that is otherwise invalid, when it
+// has a usable one.
+func idOf(line []byte) jsonrpc.ID {
+	var m struct {
+		ID any `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return jsonrpc.ID{}
+	}
+	id, err := jsonrpc.MakeID(m.ID)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
+}
+
+// reply encodes an error response with the SDK's codec; the message is
+// static text, never the input. Without a usable id the response carries
+// "id":null, as JSON-RPC 2.0 requires (the SDK's codec would leave the
+// member out).
+func reply(id jsonrpc.ID, code int64, msg string) []byte {
+	e := &jsonrpc.Error{Code: code, Message: msg}
+	var data []byte
+	if id.IsValid() {
+		data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
+	} else {
+		data, _ = json.Marshal(struct {
+			V     string         `json:"jsonrpc"`
+			ID    any            `json:"id"`
+			Error *jsonrpc.Error `json:"error"`
+		}{"2.0", nil, e})
+	}
+	return append(data, '\n')
+}

@@ -1,0 +1,138 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/metrics"
+)
+
+// TestStdioMalformedLines: every malformed line is answered with a
+// JSON-RPC error and the session goes on.
+func TestStdioMalformedLines(t *testing.T) {
+	src := &source{}
+	src.set(route("notes", echo, nil, "read_notes"))
+	reg := metrics.New()
+	srv := New(Options{Backend: Router(calls.NewRouter(reg, nil, src)), Transport: "stdio", Metrics: reg})
+	defer srv.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(context.Background(), srv.Stdio(inR, outW)) }()
+	lines := bufio.NewReader(outR)
+	next := func() map[string]any {
+		t.Helper()
+		line, err := lines.ReadBytes('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("not JSON on stdout: %q", line)
+		}
+		return m
+	}
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for in, want := range map[string]string{
+		`not json`:        `-32700 <nil>`,
+		`{"a":1} {"b":2}`: `-32700 <nil>`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`: `-32600 <nil>`,
+		`{"jsonrpc":"1.0","id":7,"method":"ping"}`:   `-32600 7`,
+		`{"jsonrpc":"2.0","id":"x","method":5}`:      `-32600 x`,
+		`"just a string"`:                            `-32600 <nil>`,
+	} {
+		send(in)
+		m := next()
+		e, _ := m["error"].(map[string]any)
+		code, _ := e["code"].(float64)
+		if got := fmt.Sprintf("%d %v", int(code), m["id"]); got != want {
+			t.Errorf("%s: got %s, want %s (%v)", in, got, want, m)
+		}
+	}
+	send(`   `) // blank lines are skipped
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	if m := next(); m["result"] == nil {
+		t.Fatalf("initialize after malformed lines: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":5}`)
+	if m := next(); m["error"] == nil {
+		t.Errorf("params not an object: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	if m := next(); !strings.Contains(jsonString(m), "read_notes") {
+		t.Errorf("tools/list: %v", m)
+	}
+	if got := testutil.ToFloat64(reg.MCPRequests.WithLabelValues(metrics.Other, "error")); got != 6 {
+		t.Errorf("malformed lines counted %v", got)
+	}
+	inW.Close()
+	if err := <-served; err != nil {
+		t.Errorf("session ended with %v", err)
+	}
+	outW.Close()
+}
+
+func jsonString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestReadLineBound(t *testing.T) {
+	br := bufio.NewReaderSize(strings.NewReader(strings.Repeat("a", 100)+"\nok\n"), 16)
+	line, over, err := readLine(br, 50)
+	if !over || line != nil || err != nil {
+		t.Fatalf("long line: %q %v %v", line, over, err)
+	}
+	line, over, err = readLine(br, 50)
+	if over || string(line) != "ok" || err != nil {
+		t.Fatalf("next line: %q %v %v", line, over, err)
+	}
+}
+
+// FuzzDecode: a line is either a message (the SDK decodes it) or answered
+// with a JSON-RPC error response, never both, never a crash.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `not json`, `[1]`, `{"jsonrpc":"2.0","id":{},"method":"x"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || bytes.ContainsRune(line, '\n') {
+			return
+		}
+		msg, r := decode(line, false)
+		if (msg == nil) == (r == nil) {
+			t.Fatalf("decode(%q) = %v, %q", line, msg, r)
+		}
+		if r == nil {
+			return
+		}
+		var resp struct {
+			V     string          `json:"jsonrpc"`
+			ID    json.RawMessage `json:"id"`
+			Error *jsonrpc.Error  `json:"error"`
+		}
+		if err := json.Unmarshal(r, &resp); err != nil || resp.V != "2.0" || resp.ID == nil || resp.Error == nil || resp.Error.Code == 0 {
+			t.Fatalf("reply %q is not an error response: %v", r, err)
+		}
+	})
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock/airlock/broker/mcp/mcptest"
+	"github.com/airlock/airlock/broker/v1client"
+)
+
+// BenchmarkMCPReadNotes times one read_notes call of the bundled notes
+// tool three ways in one run: POST /v1/calls on `airlock serve` (the
+// baseline), tools/call to `airlock mcp` over its stdio (its own embedded
+// broker), and tools/call over the same broker's /mcp, and reports each
+// one's time per call and the ratios to /v1. Run without -race (see the
+// README's Performance section for the figures).
+func BenchmarkMCPReadNotes(b *testing.B) {
+	notes := b.TempDir()
+	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("hello\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "AIRLOCK_EXEC_CACHE_DIR=" + cacheDir, "TENSORVIZ_LOCAL_TOKEN=" + testToken}
+	serve := exec.Command(binPath, "serve", "--listen", "127.0.0.1:0", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
+	serve.Env = env
+	out, err := serve.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var ev struct{ Addr string }
+	if err != nil || json.Unmarshal([]byte(line), &ev) != nil {
+		b.Fatalf("no listening line: %q %v", line, err)
+	}
+	base := "http://" + ev.Addr
+	ctx := context.Background()
+	args := json.RawMessage(`{"path":"a.md"}`)
+
+	v1 := &v1client.Client{Base: base, Token: testToken, HTTP: &http.Client{}}
+	ds, err := v1.Tools(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(binPath, "mcp", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
+	cmd.Env = env
+	stdio, err := mcptest.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stdio.Close()
+	hc := &http.Client{Transport: headerTransport{http.Header{"Authorization": {"Bearer " + testToken}}, http.DefaultTransport}}
+	overHTTP, err := mcptest.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer overHTTP.Close()
+	params := &sdk.CallToolParams{Name: "read_notes", Arguments: args}
+	mcpCall := func(c *mcptest.Client) {
+		if res, err := c.CallTool(ctx, params); err != nil || res.IsError {
+			b.Fatalf("%v %v", mcptest.Text(res), err)
+		}
+	}
+	// The three are interleaved, one call each per iteration, so that a
+	// change in the machine's load weighs on all of them alike.
+	var took [3]time.Duration
+	for b.Loop() {
+		start := time.Now()
+		call, err := v1client.NewCall(ds, "read_notes", "", args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if a, _, err := v1.Call(ctx, call); err != nil || !a.OK {
+			b.Fatalf("%+v %v", a, err)
+		}
+		took[0] += time.Since(start)
+		start = time.Now()
+		mcpCall(stdio)
+		took[1] += time.Since(start)
+		start = time.Now()
+		mcpCall(overHTTP)
+		took[2] += time.Since(start)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(took[0].Microseconds())/n, "v1-µs/call")
+	b.ReportMetric(float64(took[1].Microseconds())/n, "mcp-stdio-µs/call")
+	b.ReportMetric(float64(took[2].Microseconds())/n, "mcp-http-µs/call")
+	b.ReportMetric(float64(took[1])/float64(took[0]), "stdio/v1")
+	b.ReportMetric(float64(took[2])/float64(took[0]), "http/v1")
+}
