@@ -124,9 +124,15 @@ func TestMCPStdioEmbedded(t *testing.T) {
 	if tools["fetch"] == nil || !*tools["fetch"].Annotations.OpenWorldHint {
 		t.Error("fetch is not open-world")
 	}
-	res = c.Call(t, "read_notes", map[string]any{"nope": 1})
-	if !res.IsError || !strings.HasPrefix(mcptest.Text(res), "args-invalid: ") {
-		t.Errorf("args-invalid: %q", mcptest.Text(res))
+	// args-invalid names the failing value and keyword, never the value.
+	res = c.Call(t, "read_notes", map[string]any{"nope": "secret-ish value"})
+	if text := mcptest.Text(res); !res.IsError || text != "args-invalid: /nope: additionalProperties" {
+		t.Errorf("args-invalid: %q", text)
+	}
+	// A tool error reaches the agent in the tool's own words.
+	res = c.Call(t, "read_notes", map[string]any{"path": "missing.md"})
+	if text := mcptest.Text(res); !res.IsError || text != `exec-threw: tool error: no note "missing.md"` {
+		t.Errorf("tool error: %q", text)
 	}
 
 	// Protocol errors are JSON-RPC errors.
