@@ -368,16 +368,19 @@ func objectArgs(raw json.RawMessage) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// envelope is the call envelope of e with args, held to the same rules as
-// a body of POST /v1/calls (ParseCall), with a fresh callId.
+// envelope is the call envelope of e with args and a fresh callId. Only
+// the args come from the client: they are held to the rules a body of
+// POST /v1/calls holds them to (one object, valid UTF-8, unique keys,
+// bounded depth: wire.CompactMember, which ParseCall applies to them).
+// The rest is the broker's own (its callId, the admitted names and
+// bounds), so the envelope is not encoded and parsed again.
 func (s *Server) envelope(e *entry, args json.RawMessage) (wire.Call, error) {
-	c := wire.Call{V: wire.Version, CallID: s.prefix + strconv.FormatUint(s.seq.Add(1), 36), Tool: e.tool.Name,
-		DescriptorID: e.descriptor, Args: args, BoundsEcho: e.echo}
-	data, err := json.Marshal(c)
+	args, err := wire.CompactMember(args)
 	if err != nil {
-		return wire.Call{}, &wire.Error{Rule: wire.Malformed, Detail: "the arguments do not encode"}
+		return wire.Call{}, err
 	}
-	return wire.ParseCall(data)
+	return wire.Call{V: wire.Version, CallID: s.prefix + strconv.FormatUint(s.seq.Add(1), 36), Tool: e.tool.Name,
+		DescriptorID: e.descriptor, Args: args, BoundsEcho: e.echo}, nil
 }
 
 // result maps an answer (PROTOCOL section 11): observed becomes the
