@@ -5,6 +5,10 @@
 // The Go side only embeds the built files and tests them against the broker.
 package jsclient
 
+// The wire module's fold table and rule vocabulary come from the broker's
+// Go values; the TypeScript is then built into dist (npm run build).
+//go:generate go run ./internal/genwire
+
 import "embed"
 
 // Dist holds the built package (dist/*.js and *.d.ts) for pages the broker
