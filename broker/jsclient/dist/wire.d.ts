@@ -87,6 +87,10 @@ export declare function parseCall(text: WireInput): Verdict<Call>;
  * `budget`, when present, holds exactly two non-negative integers.
  */
 export declare function parseAnswer(text: WireInput): Verdict<Answer>;
+/** callIdOf reads the callId of an envelope that failed parseCall, when
+ * it is one JSON object with a valid callId, so that the refusal can name
+ * the call (executors/wire RefuseBody); otherwise it returns undefined. */
+export declare function callIdOf(text: WireInput): string | undefined;
 /** The fields of a call; v is filled in. */
 export type CallInit = Omit<Call, "v"> & {
     v?: 1;

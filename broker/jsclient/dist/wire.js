@@ -620,6 +620,15 @@ export function parseAnswer(text) {
         value.budget = b;
     return { ok: true, value };
 }
+/** callIdOf reads the callId of an envelope that failed parseCall, when
+ * it is one JSON object with a valid callId, so that the refusal can name
+ * the call (executors/wire RefuseBody); otherwise it returns undefined. */
+export function callIdOf(text) {
+    const s = toText(text);
+    const top = s === undefined ? undefined : members(s);
+    const e = top?.find((m) => m.key === "callId");
+    return e === undefined ? undefined : ident(s.slice(e.start, e.end));
+}
 /** encodeCall encodes c as a call envelope, or throws WireError when the
  * broker would refuse it. */
 export function encodeCall(c) {

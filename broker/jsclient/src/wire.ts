@@ -651,6 +651,16 @@ export function parseAnswer(text: WireInput): Verdict<Answer> {
   return { ok: true, value };
 }
 
+/** callIdOf reads the callId of an envelope that failed parseCall, when
+ * it is one JSON object with a valid callId, so that the refusal can name
+ * the call (executors/wire RefuseBody); otherwise it returns undefined. */
+export function callIdOf(text: WireInput): string | undefined {
+  const s = toText(text);
+  const top = s === undefined ? undefined : members(s);
+  const e = top?.find((m) => m.key === "callId");
+  return e === undefined ? undefined : ident(s!.slice(e.start, e.end));
+}
+
 // ---------------------------------------------------------------------------
 // Encoding. Both encoders write the envelope's one key order, as the
 // broker does, and refuse (WireError) a value the broker would refuse, so

@@ -1,0 +1,41 @@
+package jsclient
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNodeSuites runs every node --test suite in test/ against the real
+// broker: it builds cmd/airlock once into a temporary folder and hands it
+// to the suites in AIRLOCK_BIN (test/door.test.mjs drives it as a page
+// executor would; suites added later run here too). The parity suite
+// skips here: TestWireParity runs it with its cases.
+func TestNodeSuites(t *testing.T) {
+	nodeBin := node(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot build the broker")
+	}
+	bin := filepath.Join(t.TempDir(), "airlock")
+	build := exec.Command(goBin, "build", "-o", bin, "github.com/airlock/airlock/cmd/airlock")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, tail(string(out), 4000))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodeBin, "--test", "--test-timeout=120000", "test/")
+	cmd.Env = append(os.Environ(), "AIRLOCK_BIN="+bin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test test/: %v\n%s", err, tail(string(out), 8000))
+	}
+	if strings.Contains(string(out), "AIRLOCK_BIN is not set") {
+		t.Fatalf("a suite did not see AIRLOCK_BIN:\n%s", tail(string(out), 4000))
+	}
+	t.Logf("node suites:\n%s", tail(string(out), 600))
+}
