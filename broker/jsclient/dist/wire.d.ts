@@ -78,15 +78,16 @@ export declare function walk(text: WireInput): boolean;
  * (which no UTF-8 can carry) is `malformed`. Numbers inside args take
  * JSON.parse's values; the verdict does not depend on them.
  */
-export declare function parseCall(text: WireInput): Verdict<Call>;
+export declare function parseCall(input: WireInput): Verdict<Call>;
 /**
  * parseAnswer validates text as an answer envelope with the broker's
  * verdict (executors/wire ParseAnswer): as parseCall, then an `ok:true`
  * answer needs an `observed` object and no `refused` or `why`; a refusal
  * needs a known rule id in `refused`, a `why` string and no `observed`;
- * `budget`, when present, holds exactly two non-negative integers.
+ * `budget`, when present, holds exactly two non-negative integers (of at
+ * most 16 digits, so above 2^53 a count is read as the nearest double).
  */
-export declare function parseAnswer(text: WireInput): Verdict<Answer>;
+export declare function parseAnswer(input: WireInput): Verdict<Answer>;
 /** callIdOf reads the callId of an envelope that failed parseCall, when
  * it is one JSON object with a valid callId, so that the refusal can name
  * the call (executors/wire RefuseBody); otherwise it returns undefined. */

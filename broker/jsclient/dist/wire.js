@@ -48,22 +48,32 @@ class Scanner {
     depth = 0;
     dup = false;
     collect = false;
-    // The folded keys of every open object, innermost last.
-    keys = [];
+    // The keys of every open object, innermost last: the hash of each
+    // key's fold and its span (quotes excluded).
+    // n is the stack's height: arrays are overwritten, never shrunk
+    // (setting an array's length is slow).
+    hashes = [];
+    starts = [];
+    ends = [];
+    n = 0;
     top = [];
+    isObject = false;
     reset(s, collect) {
         this.s = s;
         this.i = 0;
         this.depth = 0;
         this.dup = false;
         this.collect = collect;
-        this.keys.length = 0;
-        this.top.length = 0;
+        this.n = 0;
+        if (this.top.length > 0)
+            this.top = [];
+        this.isObject = false;
     }
     // document reports whether s passes the walk.
     document() {
         try {
             this.space();
+            this.isObject = this.s.charCodeAt(this.i) === 0x7b;
             this.value();
             this.space();
             return this.i === this.s.length && !this.dup;
@@ -91,7 +101,7 @@ class Scanner {
         else if (c === 0x5b)
             this.array();
         else if (c === 0x22)
-            this.string();
+            this.valueString();
         else if (c === 0x74)
             this.literal("true");
         else if (c === 0x66)
@@ -113,8 +123,8 @@ class Scanner {
     object() {
         this.open();
         const s = this.s;
-        const keys = this.keys;
-        const base = keys.length;
+        const hashes = this.hashes;
+        const base = this.n;
         let big;
         if (s.charCodeAt(this.i) === 0x7d) {
             this.i++;
@@ -124,21 +134,32 @@ class Scanner {
         for (;;) {
             if (s.charCodeAt(this.i) !== 0x22)
                 throw FAIL;
-            const k = this.key();
+            const kstart = this.i + 1;
+            const h = this.key();
+            const kend = this.i - 1;
             if (big !== undefined) {
-                if (big.has(k))
+                const f = this.fold(kstart, kend);
+                if (big.has(f))
                     this.dup = true;
                 else
-                    big.add(k);
+                    big.add(f);
             }
             else {
-                for (let j = base; j < keys.length; j++) {
-                    if (keys[j] === k)
+                const n = this.n;
+                for (let j = base; j < n; j++) {
+                    // Equal folds hash equally; a hash match is confirmed on the folds.
+                    if (hashes[j] === h && this.fold(this.starts[j], this.ends[j]) === this.fold(kstart, kend))
                         this.dup = true;
                 }
-                keys.push(k);
-                if (keys.length - base > smallObject)
-                    big = new Set(keys.slice(base));
+                hashes[n] = h;
+                this.starts[n] = kstart;
+                this.ends[n] = kend;
+                this.n = n + 1;
+                if (n + 1 - base > smallObject) {
+                    big = new Set();
+                    for (let j = base; j <= n; j++)
+                        big.add(this.fold(this.starts[j], this.ends[j]));
+                }
             }
             this.space();
             if (s.charCodeAt(this.i) !== 0x3a)
@@ -148,7 +169,7 @@ class Scanner {
             const start = this.i;
             this.value();
             if (this.collect && this.depth === 1) {
-                this.top.push({ key: this.lastKey, start, end: this.i });
+                this.top.push({ key: unescape(s, kstart, kend), start, end: this.i });
             }
             this.space();
             const c = s.charCodeAt(this.i);
@@ -160,11 +181,15 @@ class Scanner {
             if (c === 0x7d) {
                 this.i++;
                 this.depth--;
-                keys.length = base;
+                this.n = base;
                 return;
             }
             throw FAIL;
         }
+    }
+    // fold is the fold of the (checked) key s[start:end].
+    fold(start, end) {
+        return foldString(unescape(this.s, start, end));
     }
     array() {
         this.open();
@@ -191,66 +216,89 @@ class Scanner {
             throw FAIL;
         }
     }
-    // lastKey is the unescaped text of the key key() read last (only kept
-    // when collecting top-level members).
-    lastKey = "";
-    // key reads an object key and returns its fold. A key of plain ASCII
-    // (the usual case) folds with toUpperCase, which for ASCII is exactly
-    // the broker's fold; anything else is unescaped and folded code point by
-    // code point.
+    // key reads an object key and returns the hash (FNV-1a over UTF-16
+    // code units) of its fold. A key of printable ASCII without escapes
+    // (the usual case) is hashed as it is read, folding a-z to A-Z, which
+    // for ASCII is exactly the broker's fold; any other key is checked,
+    // unescaped and folded code point by code point, then hashed.
     key() {
-        const start = this.i + 1;
-        const plain = this.string();
-        const end = this.i - 1;
-        if (plain) {
-            const raw = this.s.slice(start, end);
-            if (this.collect && this.depth === 1)
-                this.lastKey = raw;
-            return raw.toUpperCase();
+        const s = this.s;
+        let i = this.i + 1;
+        let h = 0x811c9dc5 | 0;
+        for (;;) {
+            const c = s.charCodeAt(i); // NaN past the end: the slow path fails
+            if (c === 0x22) {
+                this.i = i + 1;
+                return h;
+            }
+            if (!(c >= 0x20 && c < 0x80) || c === 0x5c)
+                break;
+            h = Math.imul(h ^ (c >= 0x61 && c <= 0x7a ? c - 0x20 : c), 0x01000193);
+            i++;
         }
-        const text = unescape(this.s, start, end);
-        if (this.collect && this.depth === 1)
-            this.lastKey = text;
-        return foldString(text);
+        const start = this.i + 1;
+        this.string();
+        return hash(foldString(unescape(s, start, this.i - 1)));
     }
     // string reads a string at its opening quote, checking escapes, control
-    // characters and surrogates. It reports whether the string was plain
-    // ASCII without escapes.
+    // characters and surrogates.
     string() {
         const s = this.s;
         let i = this.i + 1;
-        let plain = true;
         for (;;) {
             if (i >= s.length)
                 throw FAIL;
             const c = s.charCodeAt(i);
             if (c === 0x22) {
                 this.i = i + 1;
-                return plain;
+                return;
             }
             if (c === 0x5c) {
-                plain = false;
                 i = escape(s, i);
             }
             else if (c < 0x20) {
                 throw FAIL;
             }
-            else if (c < 0x80) {
-                i++;
+            else if (c >= 0xd800 && c <= 0xdfff) {
+                // A surrogate must be a high one followed by a low one: a lone
+                // surrogate cannot be written in UTF-8.
+                const d = s.charCodeAt(i + 1);
+                if (c > 0xdbff || !(d >= 0xdc00 && d <= 0xdfff))
+                    throw FAIL;
+                i += 2;
             }
             else {
-                plain = false;
-                if (c >= 0xd800 && c <= 0xdfff) {
-                    // A surrogate must be a high one followed by a low one: a lone
-                    // surrogate cannot be written in UTF-8.
-                    const d = s.charCodeAt(i + 1);
-                    if (c > 0xdbff || !(d >= 0xdc00 && d <= 0xdfff))
-                        throw FAIL;
-                    i += 2;
-                }
-                else {
-                    i++;
-                }
+                i++;
+            }
+        }
+    }
+    // valueString reads a string value as string() does, but lets the
+    // regular expression engine skip the characters that need no check,
+    // which is most of a long text.
+    valueString() {
+        const s = this.s;
+        let i = this.i + 1;
+        for (;;) {
+            SPECIAL.lastIndex = i;
+            if (SPECIAL.exec(s) === null)
+                throw FAIL; // no closing quote
+            i = SPECIAL.lastIndex - 1;
+            const c = s.charCodeAt(i);
+            if (c === 0x22) {
+                this.i = i + 1;
+                return;
+            }
+            if (c === 0x5c) {
+                i = escape(s, i);
+            }
+            else if (c < 0x20) {
+                throw FAIL;
+            }
+            else {
+                const d = s.charCodeAt(i + 1);
+                if (c > 0xdbff || !(d >= 0xdc00 && d <= 0xdfff))
+                    throw FAIL;
+                i += 2;
             }
         }
     }
@@ -292,6 +340,15 @@ class Scanner {
             throw FAIL;
         this.i += lit.length;
     }
+}
+// SPECIAL finds the next character of a string that needs a check: the
+// closing quote, a backslash, a control character or a surrogate.
+const SPECIAL = /["\\\u0000-\u001f\ud800-\udfff]/g;
+function hash(f) {
+    let h = 0x811c9dc5 | 0;
+    for (let i = 0; i < f.length; i++)
+        h = Math.imul(h ^ f.charCodeAt(i), 0x01000193);
+    return h;
 }
 function digits(s, i) {
     for (;;) {
@@ -400,20 +457,10 @@ const scanner = new Scanner();
 function members(s) {
     const sc = scanner;
     sc.reset(s, true);
-    const ok = sc.document() && s.charCodeAt(firstNonSpace(s)) === 0x7b;
+    const ok = sc.document() && sc.isObject;
     const top = ok ? sc.top.slice() : undefined;
     sc.reset("", false);
     return top;
-}
-function firstNonSpace(s) {
-    let i = 0;
-    while (i < s.length) {
-        const c = s.charCodeAt(i);
-        if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09)
-            break;
-        i++;
-    }
-    return i;
 }
 /** walk reports whether text is one JSON value that the broker's strict
  * walk accepts (executors/wire Walk with MAX_DEPTH): valid JSON and
@@ -443,32 +490,43 @@ function toText(input) {
 }
 // ---------------------------------------------------------------------------
 // The envelope checks of PROTOCOL section 5.1, in executors/wire
-// envelope.go's order.
+// envelope.go's order. After the scan, the text is known to be one JSON
+// object without duplicate keys, so JSON.parse reads it the one way; only
+// v and the budget counts are judged on their raw text (1.0 is not 1).
 const CALL_KEYS = new Set(["v", "callId", "tool", "descriptorId", "args", "boundsEcho"]);
 const ANSWER_KEYS = new Set(["v", "callId", "ok", "observed", "refused", "why", "budget"]);
 const BUDGET_KEYS = new Set(["requestsUsed", "requestsLimit"]);
 const refusals = {};
 for (const r of RULES)
     refusals[r] = Object.freeze({ ok: false, rule: r });
-// envelope applies the checks calls and answers share and returns the
-// members by key, or a refusal.
+// envelope applies the checks calls and answers share.
 function envelope(s, allowed) {
-    const top = members(s);
-    if (top === undefined)
+    const sc = scanner;
+    sc.reset(s, true);
+    const ok = sc.document() && sc.isObject;
+    let v;
+    let budget;
+    let unknown = false;
+    if (ok) {
+        for (const e of sc.top) {
+            if (e.key === "v")
+                v = s.slice(e.start, e.end);
+            else if (e.key === "budget")
+                budget = s.slice(e.start, e.end);
+            if (!allowed.has(e.key))
+                unknown = true;
+        }
+    }
+    sc.reset("", false);
+    if (!ok)
         return refusals[MALFORMED];
-    const m = new Map();
-    for (const e of top)
-        m.set(e.key, s.slice(e.start, e.end));
-    const v = m.get("v");
     if (v !== undefined && isNumber(v) && v !== "1")
         return refusals[VERSION_MISMATCH];
-    for (const k of m.keys()) {
-        if (!allowed.has(k))
-            return refusals[UNKNOWN_FIELD];
-    }
+    if (unknown)
+        return refusals[UNKNOWN_FIELD];
     if (v !== "1")
         return refusals[MALFORMED];
-    return m;
+    return { m: JSON.parse(s), budget };
 }
 function isNumber(raw) {
     const c = raw.charCodeAt(0);
@@ -483,24 +541,36 @@ function str(raw) {
         return raw.slice(1, -1);
     return unescape(raw, 1, raw.length - 1);
 }
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// text is a parsed string as the broker reads it: JSON.parse keeps a lone
+// surrogate escape, Go's decoder makes it U+FFFD.
+function text(x) {
+    if (typeof x !== "string")
+        return undefined;
+    return /[\ud800-\udfff]/.test(x) ? x.replace(LONE, "\ufffd") : x;
+}
 // ident accepts 1 to MAX_ID_LENGTH code points, none of them a control
 // character (C0, DEL, C1), a bidirectional override or isolate
-// (U+202A–U+202E, U+2066–U+2069), a line or paragraph separator or U+FFFD
-// (executors/wire IDRune).
-function ident(raw) {
-    const s = str(raw);
-    if (s === undefined || s === "")
+// (U+202A–U+202E, U+2066–U+2069), a line or paragraph separator or U+FFFD,
+// which a lone surrogate escape stands for (executors/wire IDRune).
+function ident(x) {
+    if (typeof x !== "string" || x === "")
         return undefined;
     let n = 0;
-    for (let i = 0; i < s.length; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0xd800 && c <= 0xdbff)
-            i++; // a pair: str never yields a lone one
-        else if (!idUnit(c))
+    for (let i = 0; i < x.length; i++) {
+        const c = x.charCodeAt(i);
+        if (c >= 0xd800 && c <= 0xdfff) {
+            const d = x.charCodeAt(i + 1);
+            if (c > 0xdbff || !(d >= 0xdc00 && d <= 0xdfff))
+                return undefined;
+            i++;
+        }
+        else if (!idUnit(c)) {
             return undefined;
+        }
         n++;
     }
-    return n <= MAX_ID_LENGTH ? s : undefined;
+    return n <= MAX_ID_LENGTH ? x : undefined;
 }
 function idUnit(c) {
     if (c < 0x20 || (c >= 0x7f && c <= 0x9f))
@@ -509,13 +579,11 @@ function idUnit(c) {
         return true;
     return !(c <= 0x202e || (c >= 0x2066 && c <= 0x2069) || c === 0xfffd);
 }
-function object(raw) {
-    if (raw === undefined || raw.charCodeAt(0) !== 0x7b)
-        return undefined;
-    return JSON.parse(raw);
+function object(x) {
+    return x !== null && typeof x === "object" && !Array.isArray(x) ? x : undefined;
 }
-function bool(raw) {
-    return raw === "true" ? true : raw === "false" ? false : undefined;
+function has(m, k) {
+    return Object.prototype.hasOwnProperty.call(m, k);
 }
 // COUNT is asCount's literal: a non-negative integer of at most 16 digits.
 const COUNT = /^(?:0|[1-9][0-9]{0,15})$/;
@@ -526,14 +594,18 @@ function budget(raw) {
     const top = members(raw);
     if (top === undefined)
         return refusals[MALFORMED];
-    const m = new Map();
+    let used;
+    let limit;
     for (const e of top) {
         if (!BUDGET_KEYS.has(e.key))
             return refusals[UNKNOWN_FIELD];
-        m.set(e.key, raw.slice(e.start, e.end));
+        if (e.key === "requestsUsed")
+            used = raw.slice(e.start, e.end);
+        else
+            limit = raw.slice(e.start, e.end);
     }
-    const requestsUsed = count(m.get("requestsUsed"));
-    const requestsLimit = count(m.get("requestsLimit"));
+    const requestsUsed = count(used);
+    const requestsLimit = count(limit);
     if (requestsUsed === undefined || requestsLimit === undefined)
         return refusals[MALFORMED];
     return { requestsUsed, requestsLimit };
@@ -550,20 +622,21 @@ function budget(raw) {
  * (which no UTF-8 can carry) is `malformed`. Numbers inside args take
  * JSON.parse's values; the verdict does not depend on them.
  */
-export function parseCall(text) {
-    const s = toText(text);
+export function parseCall(input) {
+    const s = toText(input);
     if (s === undefined)
         return refusals[MALFORMED];
-    const m = envelope(s, CALL_KEYS);
-    if (!(m instanceof Map))
-        return m;
-    const callId = ident(m.get("callId"));
-    const tool = ident(m.get("tool"));
-    const descriptorId = ident(m.get("descriptorId"));
+    const r = envelope(s, CALL_KEYS);
+    if (!("m" in r))
+        return r;
+    const m = r.m;
+    const callId = ident(m.callId);
+    const tool = ident(m.tool);
+    const descriptorId = ident(m.descriptorId);
     if (callId === undefined || tool === undefined || descriptorId === undefined)
         return refusals[MALFORMED];
-    const args = object(m.get("args"));
-    const boundsEcho = object(m.get("boundsEcho"));
+    const args = object(m.args);
+    const boundsEcho = object(m.boundsEcho);
     if (args === undefined || boundsEcho === undefined)
         return refusals[MALFORMED];
     return { ok: true, value: { v: 1, callId, tool, descriptorId, args, boundsEcho } };
@@ -573,33 +646,34 @@ export function parseCall(text) {
  * verdict (executors/wire ParseAnswer): as parseCall, then an `ok:true`
  * answer needs an `observed` object and no `refused` or `why`; a refusal
  * needs a known rule id in `refused`, a `why` string and no `observed`;
- * `budget`, when present, holds exactly two non-negative integers.
+ * `budget`, when present, holds exactly two non-negative integers (of at
+ * most 16 digits, so above 2^53 a count is read as the nearest double).
  */
-export function parseAnswer(text) {
-    const s = toText(text);
+export function parseAnswer(input) {
+    const s = toText(input);
     if (s === undefined)
         return refusals[MALFORMED];
-    const m = envelope(s, ANSWER_KEYS);
-    if (!(m instanceof Map))
-        return m;
-    const callId = ident(m.get("callId"));
+    const r = envelope(s, ANSWER_KEYS);
+    if (!("m" in r))
+        return r;
+    const m = r.m;
+    const callId = ident(m.callId);
     if (callId === undefined)
         return refusals[MALFORMED];
-    const ok = bool(m.get("ok"));
-    if (ok === undefined)
+    const ok = m.ok;
+    if (typeof ok !== "boolean")
         return refusals[MALFORMED];
     let b;
-    const rawBudget = m.get("budget");
-    if (rawBudget !== undefined) {
-        const r = budget(rawBudget);
-        if ("rule" in r)
-            return r;
-        b = r;
+    if (r.budget !== undefined) {
+        const got = budget(r.budget);
+        if ("rule" in got)
+            return got;
+        b = got;
     }
     if (ok) {
-        if (m.has("refused") || m.has("why"))
+        if (has(m, "refused") || has(m, "why"))
             return refusals[MALFORMED];
-        const observed = object(m.get("observed"));
+        const observed = object(m.observed);
         if (observed === undefined)
             return refusals[MALFORMED];
         const value = { v: 1, callId, ok: true, observed };
@@ -607,12 +681,12 @@ export function parseAnswer(text) {
             value.budget = b;
         return { ok: true, value };
     }
-    if (m.has("observed"))
+    if (has(m, "observed"))
         return refusals[MALFORMED];
-    const refused = str(m.get("refused"));
+    const refused = m.refused;
     if (!isRule(refused))
         return refusals[MALFORMED];
-    const why = str(m.get("why"));
+    const why = text(m.why);
     if (why === undefined)
         return refusals[MALFORMED];
     const value = { v: 1, callId, ok: false, refused, why };
@@ -627,7 +701,7 @@ export function callIdOf(text) {
     const s = toText(text);
     const top = s === undefined ? undefined : members(s);
     const e = top?.find((m) => m.key === "callId");
-    return e === undefined ? undefined : ident(s.slice(e.start, e.end));
+    return e === undefined ? undefined : ident(str(s.slice(e.start, e.end)));
 }
 /** encodeCall encodes c as a call envelope, or throws WireError when the
  * broker would refuse it. */
