@@ -211,15 +211,13 @@ func edgeInputs() [][]byte {
 	for _, rule := range append(slices.Clone(wire.Rules), "allow", "Malformed", `m\u0061lformed`, "", "exec-threw ") {
 		out = append(out, `{"v":1,"callId":"c","ok":false,"refused":"`+string(rule)+`","why":"w"}`)
 	}
-	for _, a := range []string{
+	out = append(out, []string{
 		`{"v":1,"callId":"c","ok":true}`, `{"v":1,"callId":"c","ok":true,"observed":[]}`, `{"v":1,"callId":"c","ok":true,"observed":null}`,
 		`{"v":1,"callId":"c","ok":true,"observed":{},"why":"x"}`, `{"v":1,"callId":"c","ok":true,"observed":{},"refused":"malformed"}`,
 		`{"v":1,"callId":"c","ok":false,"refused":"malformed"}`, `{"v":1,"callId":"c","ok":false,"why":"x"}`,
 		`{"v":1,"callId":"c","ok":false,"refused":"malformed","why":1}`, `{"v":1,"callId":"c","ok":false,"refused":"malformed","why":"x","observed":{}}`,
 		`{"v":1,"callId":"c","ok":"true","observed":{}}`, `{"v":1,"callId":"c","ok":1,"observed":{}}`, `{"v":1,"ok":true,"observed":{}}`,
-	} {
-		out = append(out, a)
-	}
+	}...)
 	for _, depth := range []int{126, 127, 128, 129, 1000} {
 		out = append(out,
 			call(strings.Repeat(`{"a":`, depth-1)+"1"+strings.Repeat("}", depth-1)),

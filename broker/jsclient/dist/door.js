@@ -257,12 +257,16 @@ class DoorImpl {
         const ctl = new AbortController();
         this.inflight.set(call.callId, ctl);
         let timer;
-        const timedOut = new Promise((resolve) => {
+        // The call ends at its time bound, or at once when its connection or
+        // the door goes (ctl aborted), whatever the handler does.
+        const cut = new Promise((resolve) => {
             timer = setTimeout(() => resolve(refuse(EXEC_TIMEOUT)), d.bounds.timeoutMs);
+            ctl.signal.addEventListener("abort", () => resolve(refuse(EXEC_THREW)), { once: true });
         });
         let result;
         try {
-            result = await Promise.race([Promise.resolve().then(() => this.opts.handler(call, { signal: ctl.signal, descriptor: d })), timedOut]);
+            const ran = Promise.resolve().then(() => (ctl.signal.aborted ? refuse(EXEC_THREW) : this.opts.handler(call, { signal: ctl.signal, descriptor: d })));
+            result = await Promise.race([ran, cut]);
         }
         catch {
             result = refuse(EXEC_THREW);

@@ -386,12 +386,16 @@ class DoorImpl implements Door {
     const ctl = new AbortController();
     this.inflight.set(call.callId, ctl);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<HandlerResult>((resolve) => {
+    // The call ends at its time bound, or at once when its connection or
+    // the door goes (ctl aborted), whatever the handler does.
+    const cut = new Promise<HandlerResult>((resolve) => {
       timer = setTimeout(() => resolve(refuse(EXEC_TIMEOUT)), d.bounds.timeoutMs);
+      ctl.signal.addEventListener("abort", () => resolve(refuse(EXEC_THREW)), { once: true });
     });
     let result: HandlerResult;
     try {
-      result = await Promise.race([Promise.resolve().then(() => this.opts.handler(call, { signal: ctl.signal, descriptor: d })), timedOut]);
+      const ran = Promise.resolve().then(() => (ctl.signal.aborted ? refuse(EXEC_THREW) : this.opts.handler(call, { signal: ctl.signal, descriptor: d })));
+      result = await Promise.race([ran, cut]);
     } catch {
       result = refuse(EXEC_THREW);
     } finally {
