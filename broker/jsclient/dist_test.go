@@ -72,3 +72,14 @@ func union(a, b map[string][]byte) []string {
 	slices.Sort(names)
 	return names
 }
+
+// TestTypesFitUsers type-checks test/types/check.ts, code as a user of the
+// package writes it, against the committed .d.ts: the door must take a
+// socket from ws in Node and the DOM's WebSocket alike.
+func TestTypesFitUsers(t *testing.T) {
+	nodeBin := node(t)
+	cmd := exec.Command(nodeBin, filepath.Join("node_modules", "typescript", "bin", "tsc"), "-p", filepath.Join("test", "types", "tsconfig.json"))
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, tail(string(msg), 4000))
+	}
+}

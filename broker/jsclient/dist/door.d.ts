@@ -53,13 +53,8 @@ export interface WebSocketLike {
     send(data: string): void;
     close(code?: number, reason?: string): void;
     onopen: ((ev: any) => void) | null;
-    onmessage: ((ev: {
-        data: unknown;
-    }) => void) | null;
-    onclose: ((ev: {
-        code: number;
-        reason: string;
-    }) => void) | null;
+    onmessage: ((ev: any) => void) | null;
+    onclose: ((ev: any) => void) | null;
     onerror: ((ev: any) => void) | null;
 }
 /** Opens a socket to url. In Node, pass one that sets Origin and Cookie,

@@ -96,9 +96,11 @@ export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
+  // Events are typed loosely so that the DOM's WebSocket and ws's both
+  // fit; the door reads only data (message), code and reason (close).
   onopen: ((ev: any) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onmessage: ((ev: any) => void) | null;
+  onclose: ((ev: any) => void) | null;
   onerror: ((ev: any) => void) | null;
 }
 
@@ -300,13 +302,13 @@ class DoorImpl implements Door {
       this.emit({ type: "connected" });
       this.sendCatalog(ws);
     };
-    ws.onmessage = (ev) => {
+    ws.onmessage = (ev: { data: unknown }) => {
       if (this.handleFrame(ws, ev.data)) carried = true;
     };
     ws.onerror = () => {
       // onclose follows and decides
     };
-    ws.onclose = (ev) => {
+    ws.onclose = (ev: { code: number; reason: string }) => {
       if (this.ws !== ws) return;
       this.ws = undefined;
       // Calls of this connection can no longer be answered: the broker
