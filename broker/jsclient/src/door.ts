@@ -272,10 +272,13 @@ class DoorImpl implements Door {
     const ws = this.ws;
     this.ws = undefined;
     if (ws) {
-      ws.onmessage = null;
-      ws.onclose = null;
-      ws.onerror = null;
-      ws.onopen = null;
+      // Handlers stay set, as no-ops: ws (Node) throws on an error event
+      // nobody listens to, which closing a socket still connecting raises.
+      const ignore = () => {};
+      ws.onmessage = ignore;
+      ws.onclose = ignore;
+      ws.onerror = ignore;
+      ws.onopen = ignore;
       try {
         ws.close(end.code === 1000 ? 1000 : undefined, end.code === 1000 ? "" : undefined);
       } catch {

@@ -241,3 +241,18 @@ test("setCatalog sends the new catalog at once and uses it for the next call", a
   assert.equal(parseAnswer(await sockets[0].frame(2)).value.refused, "unattributed-call");
   await door.close(0);
 });
+
+test("closing while a ws socket is still connecting neither throws nor retries", async () => {
+  const { default: WebSocket } = await import("ws");
+  const events = [];
+  const door = createExecutorDoor({
+    url: "ws://127.0.0.1:9/local/channel",
+    catalog: [],
+    handler: () => observe({}),
+    WebSocket: (url) => new WebSocket(url),
+    onEvent: (e) => events.push(e),
+  });
+  await door.close(0);
+  assert.deepEqual(await door.done, { code: 1000, reason: "" });
+  assert.ok(!events.some((e) => e.type === "reconnecting"));
+});
