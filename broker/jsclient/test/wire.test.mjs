@@ -70,3 +70,32 @@ test("the vocabulary is the broker's", () => {
   assert.equal(wire.isRule("allow"), false);
   assert.equal(wire.PROTOCOL_VERSION, 1);
 });
+
+test("random mutations never throw, and what JSON.parse refuses the scan refuses", () => {
+  let seed = 12;
+  const rand = (n) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  const seeds = [wire.encodeCall(call), '{"v":1,"callId":"c","ok":false,"refused":"fetch-failed","why":"w","budget":{"requestsUsed":0,"requestsLimit":1}}'];
+  const alphabet = '{}[]":,\\0123456789-+.eEtrufalsn \t\n\u0000\u001f\u00e9\u212a\ud800\udc00kK';
+  for (let i = 0; i < 20000; i++) {
+    const chars = [...seeds[i % 2]];
+    for (let k = 0; k <= rand(3); k++) {
+      const at = rand(chars.length + 1);
+      if (rand(2) === 0) chars.splice(at, 1);
+      else chars.splice(at, 0, alphabet[rand(alphabet.length)]);
+    }
+    const text = chars.join("");
+    for (const v of [wire.parseCall(text), wire.parseAnswer(text)]) {
+      assert.ok(v.ok || wire.isRule(v.rule), text);
+    }
+    let parses = true;
+    try {
+      JSON.parse(text);
+    } catch {
+      parses = false;
+    }
+    if (!parses) assert.equal(wire.walk(text), false, text);
+  }
+});
