@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/v1client"
+	"github.com/airlock/airlock/cmd/airlock/internal/demohost"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins/bundled"
@@ -140,6 +141,13 @@ func demoCall(addr, token, tokenFile string, stdout, stderr io.Writer) {
 		}
 	} else if answer.Refused != wire.Rule("") {
 		fmt.Fprintf(stdout, "\nthe call was refused: %s\n", answer.Refused)
+	}
+	if h, err := demohost.Start(ctx, demohost.Options{Base: base, Token: token}); err != nil {
+		fmt.Fprintf(stderr, "airlock demo: the demo extension host: %v\n", err)
+	} else {
+		// The URL carries the session's one-time view credential: it is
+		// for this user's browser, which trades it for a cookie at once.
+		fmt.Fprintf(stdout, "\nA demo extension host is animating a session. Open its view page:\n\n  %s\n", h.ViewURL())
 	}
 	fmt.Fprintf(stdout, `
 Try it yourself (the launch token is in %s, readable only by you):
