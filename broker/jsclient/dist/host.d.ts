@@ -11,7 +11,12 @@ export interface LaunchOptions {
     args?: readonly string[];
     /** The listen address; default "127.0.0.1:0" (the broker picks a port). */
     listen?: string;
-    /** Extra environment for the broker. The launch token is always set by launch itself. */
+    /**
+     * Extra environment for the broker (a key set to undefined is removed).
+     * The launch token is always set by launch itself. The broker refuses to
+     * start on an `AIRLOCK_*` variable it does not know, so remove any of
+     * your own (`{ AIRLOCK_BIN: undefined }`).
+     */
     env?: Readonly<Record<string, string | undefined>>;
     /** Receives each stderr line of the broker (its JSON logs). Default: dropped. */
     onLog?: (line: string) => void;

@@ -39,10 +39,21 @@ export async function launch(opts = {}) {
     if (args.some((a) => a === "--token-file" || a.startsWith("--token-file=") || a === "-token-file" || a.startsWith("-token-file="))) {
         throw new TypeError("airlock host: launch sets the token itself; do not pass --token-file");
     }
+    for (const k of Object.keys(env))
+        if (env[k] === undefined)
+            delete env[k];
     const child = spawn(opts.bin ?? "airlock", args, { env, stdio: ["ignore", "pipe", "pipe"] });
     const onLog = opts.onLog;
-    lines(child.stderr, (line) => onLog?.(line));
-    const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(signal ? null : code)));
+    let lastLog = "";
+    lines(child.stderr, (line) => {
+        lastLog = line;
+        onLog?.(line);
+    });
+    // A spawn that fails (ENOENT) emits "error" and never "exit".
+    const exited = new Promise((resolve) => {
+        child.once("exit", (code, signal) => resolve(signal ? null : code));
+        child.once("error", () => resolve(null));
+    });
     const killOnExit = () => child.kill("SIGTERM");
     process.once("exit", killOnExit);
     exited.then(() => process.off("exit", killOnExit));
@@ -53,6 +64,9 @@ export async function launch(opts = {}) {
     catch (err) {
         child.kill("SIGKILL");
         await exited;
+        // The broker's last stderr line says why (its logs never hold secrets).
+        if (lastLog && err instanceof Error)
+            err.message += `: ${lastLog.slice(0, 512)}`;
         throw err;
     }
     return new LaunchedBroker(`http://${listening.addr}`, token, child, exited, listening);

@@ -58,6 +58,15 @@ export interface ReconnectOptions {
     /** Attempts after a loss before giving up ("failed"); default Infinity. 0 turns reconnect off. */
     maxAttempts?: number;
 }
+/** The reconnect policy's defaults. */
+export declare const RECONNECT_DEFAULTS: Readonly<Required<ReconnectOptions>>;
+/**
+ * The delay before retry number `attempt` (0-based): the capped
+ * exponential `min(max, initial * factor^attempt)`, then "equal jitter":
+ * half of it fixed, half random, so views that lost the broker together do
+ * not come back together, and no retry comes at once.
+ */
+export declare function backoffDelay(attempt: number, rc?: Readonly<Required<ReconnectOptions>>, random?: () => number): number;
 /** Options of {@link ViewClient}. */
 export interface ViewOptions {
     /** The session, from {@link bootstrap} (or kept from an earlier page load). */

@@ -61,6 +61,18 @@ export async function bootstrap(fragment, opts = {}) {
     }
     return body;
 }
+/** The reconnect policy's defaults. */
+export const RECONNECT_DEFAULTS = { initialDelayMs: 250, maxDelayMs: 10_000, factor: 2, maxAttempts: Infinity };
+/**
+ * The delay before retry number `attempt` (0-based): the capped
+ * exponential `min(max, initial * factor^attempt)`, then "equal jitter":
+ * half of it fixed, half random, so views that lost the broker together do
+ * not come back together, and no retry comes at once.
+ */
+export function backoffDelay(attempt, rc = RECONNECT_DEFAULTS, random = Math.random) {
+    const d = Math.min(rc.maxDelayMs, rc.initialDelayMs * rc.factor ** attempt);
+    return d / 2 + (random() * d) / 2;
+}
 /**
  * One browser view of a session. Call {@link connect} after
  * {@link bootstrap}; it keeps the socket up until the session expires,
@@ -103,7 +115,7 @@ export class ViewClient extends Emitter {
         if (!WS)
             throw new TypeError("airlock view: no WebSocket constructor");
         this.#WS = WS;
-        this.#rc = { initialDelayMs: 250, maxDelayMs: 10_000, factor: 2, maxAttempts: Infinity, ...opts.reconnect };
+        this.#rc = { ...RECONNECT_DEFAULTS, ...opts.reconnect };
         this.#random = opts.random ?? Math.random;
         this.#handshakeMs = opts.handshakeTimeoutMs ?? 10_000;
     }
@@ -264,8 +276,7 @@ export class ViewClient extends Emitter {
             return this.#finish("failed", err);
         if (this.#attempt >= this.#rc.maxAttempts)
             return this.#finish("failed", err);
-        const d = Math.min(this.#rc.maxDelayMs, this.#rc.initialDelayMs * this.#rc.factor ** this.#attempt);
-        const delay = d / 2 + (this.#random() * d) / 2; // "equal jitter": spread, never near zero
+        const delay = backoffDelay(this.#attempt, this.#rc, this.#random);
         this.#attempt++;
         this.#setStatus("reconnecting", err);
         this.#timer = setTimeout(() => {

@@ -54,7 +54,12 @@ export interface LaunchOptions {
   args?: readonly string[];
   /** The listen address; default "127.0.0.1:0" (the broker picks a port). */
   listen?: string;
-  /** Extra environment for the broker. The launch token is always set by launch itself. */
+  /**
+   * Extra environment for the broker (a key set to undefined is removed).
+   * The launch token is always set by launch itself. The broker refuses to
+   * start on an `AIRLOCK_*` variable it does not know, so remove any of
+   * your own (`{ AIRLOCK_BIN: undefined }`).
+   */
   env?: Readonly<Record<string, string | undefined>>;
   /** Receives each stderr line of the broker (its JSON logs). Default: dropped. */
   onLog?: (line: string) => void;
@@ -96,10 +101,19 @@ export async function launch(opts: LaunchOptions = {}): Promise<LaunchedBroker> 
   if (args.some((a) => a === "--token-file" || a.startsWith("--token-file=") || a === "-token-file" || a.startsWith("-token-file="))) {
     throw new TypeError("airlock host: launch sets the token itself; do not pass --token-file");
   }
+  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   const child = spawn(opts.bin ?? "airlock", args, { env, stdio: ["ignore", "pipe", "pipe"] });
   const onLog = opts.onLog;
-  lines(child.stderr!, (line) => onLog?.(line));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code, signal) => resolve(signal ? null : code)));
+  let lastLog = "";
+  lines(child.stderr!, (line) => {
+    lastLog = line;
+    onLog?.(line);
+  });
+  // A spawn that fails (ENOENT) emits "error" and never "exit".
+  const exited = new Promise<number | null>((resolve) => {
+    child.once("exit", (code, signal) => resolve(signal ? null : code));
+    child.once("error", () => resolve(null));
+  });
   const killOnExit = () => child.kill("SIGTERM");
   process.once("exit", killOnExit);
   exited.then(() => process.off("exit", killOnExit));
@@ -109,6 +123,8 @@ export async function launch(opts: LaunchOptions = {}): Promise<LaunchedBroker> 
   } catch (err) {
     child.kill("SIGKILL");
     await exited;
+    // The broker's last stderr line says why (its logs never hold secrets).
+    if (lastLog && err instanceof Error) err.message += `: ${lastLog.slice(0, 512)}`;
     throw err;
   }
   return new LaunchedBroker(`http://${listening.addr}`, token, child, exited, listening);

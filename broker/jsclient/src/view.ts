@@ -140,6 +140,20 @@ export interface ReconnectOptions {
   maxAttempts?: number;
 }
 
+/** The reconnect policy's defaults. */
+export const RECONNECT_DEFAULTS: Readonly<Required<ReconnectOptions>> = { initialDelayMs: 250, maxDelayMs: 10_000, factor: 2, maxAttempts: Infinity };
+
+/**
+ * The delay before retry number `attempt` (0-based): the capped
+ * exponential `min(max, initial * factor^attempt)`, then "equal jitter":
+ * half of it fixed, half random, so views that lost the broker together do
+ * not come back together, and no retry comes at once.
+ */
+export function backoffDelay(attempt: number, rc: Readonly<Required<ReconnectOptions>> = RECONNECT_DEFAULTS, random: () => number = Math.random): number {
+  const d = Math.min(rc.maxDelayMs, rc.initialDelayMs * rc.factor ** attempt);
+  return d / 2 + (random() * d) / 2;
+}
+
 /** Options of {@link ViewClient}. */
 export interface ViewOptions {
   /** The session, from {@link bootstrap} (or kept from an earlier page load). */
@@ -247,7 +261,7 @@ export class ViewClient extends Emitter<ViewEvents> {
     const WS = opts.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (!WS) throw new TypeError("airlock view: no WebSocket constructor");
     this.#WS = WS;
-    this.#rc = { initialDelayMs: 250, maxDelayMs: 10_000, factor: 2, maxAttempts: Infinity, ...opts.reconnect };
+    this.#rc = { ...RECONNECT_DEFAULTS, ...opts.reconnect };
     this.#random = opts.random ?? Math.random;
     this.#handshakeMs = opts.handshakeTimeoutMs ?? 10_000;
   }
@@ -407,8 +421,7 @@ export class ViewClient extends Emitter<ViewEvents> {
     if (err.code === "CREDENTIAL_EXPIRED") return this.#finish("expired", err);
     if (err.code !== CONNECTION_CLOSED && err.code !== TIMEOUT) return this.#finish("failed", err);
     if (this.#attempt >= this.#rc.maxAttempts) return this.#finish("failed", err);
-    const d = Math.min(this.#rc.maxDelayMs, this.#rc.initialDelayMs * this.#rc.factor ** this.#attempt);
-    const delay = d / 2 + (this.#random() * d) / 2; // "equal jitter": spread, never near zero
+    const delay = backoffDelay(this.#attempt, this.#rc, this.#random);
     this.#attempt++;
     this.#setStatus("reconnecting", err);
     this.#timer = setTimeout(() => {
