@@ -1,6 +1,7 @@
 import { type ChildProcess } from "node:child_process";
 import WebSocket from "ws";
 import { Emitter } from "./emitter.js";
+import { ViewClient, type ViewOptions } from "./view.js";
 import { AirlockError, type AnyEnvelope, type CancelPayload, type Envelope, type Family, type FamilyTypes, type HostConnectedPayload, type HostReceiveType, type HostSendType, type JsonObject, type MessageMap, type MintResponse, type OrderedType, type SnapshotRequestPayload, type Target } from "./messages.js";
 export * from "./messages.js";
 /** Options of {@link launch}. */
@@ -236,3 +237,21 @@ export declare class HostConnection extends Emitter<HostEvents> {
     get closed(): Promise<CloseInfo>;
     private emitTyped;
 }
+/** Options of {@link openNodeView}. */
+export interface NodeViewOptions {
+    /** The Origin the view presents; default the view URL's own (the built-in page's). */
+    origin?: string;
+    /** Passed to the ViewClient (reconnect policy, handshake bound). */
+    view?: Omit<ViewOptions, "workspaceSessionId" | "baseUrl" | "WebSocket">;
+    /** Connect before resolving; default true. */
+    connect?: boolean;
+}
+/**
+ * Opens a view of a session from Node, as a browser page would: it
+ * bootstraps the view URL's fragment credential with the page's Origin,
+ * keeps the view cookie the broker sets, and connects a
+ * {@link ViewClient} whose sockets send that cookie and Origin. For
+ * tests, tools and Node-side viewers; a browser uses
+ * `@airlock/client/view` directly.
+ */
+export declare function openNodeView(viewUrl: string, opts?: NodeViewOptions): Promise<ViewClient>;

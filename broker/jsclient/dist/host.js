@@ -11,6 +11,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import WebSocket from "ws";
 import { Emitter } from "./emitter.js";
+import { ViewClient, bootstrap, parseFragment } from "./view.js";
 import { AirlockError, CONNECTION_CLOSED, FAMILIES, HOST_COOKIE, LAUNCH_TOKEN_ENV, MESSAGES, PROTOCOL_VERSION, TIMEOUT, TOKEN_HEADER, decodeEnvelope, encodeEnvelope, isOrderedType, } from "./messages.js";
 export * from "./messages.js";
 /** Longest first stdout line accepted, and longest stderr line passed on whole. */
@@ -528,4 +529,41 @@ export class HostConnection extends Emitter {
         if (state !== undefined)
             this.sendSnapshot(state);
     }
+}
+/**
+ * Opens a view of a session from Node, as a browser page would: it
+ * bootstraps the view URL's fragment credential with the page's Origin,
+ * keeps the view cookie the broker sets, and connects a
+ * {@link ViewClient} whose sockets send that cookie and Origin. For
+ * tests, tools and Node-side viewers; a browser uses
+ * `@airlock/client/view` directly.
+ */
+export async function openNodeView(viewUrl, opts = {}) {
+    const u = new URL(viewUrl);
+    const fragment = parseFragment(u.hash);
+    if (!fragment)
+        throw new TypeError("airlock host: the view URL has no #<workspaceSessionId>.<viewCredential> fragment");
+    const origin = opts.origin ?? u.origin;
+    const jar = new Map();
+    const pageFetch = async (url, init) => {
+        const res = await fetch(url, { ...init, headers: { ...init.headers, Origin: origin } });
+        for (const c of res.headers.getSetCookie()) {
+            const pair = c.split(";")[0] ?? "";
+            const eq = pair.indexOf("=");
+            if (eq > 0)
+                jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+        }
+        return res;
+    };
+    const info = await bootstrap(fragment, { baseUrl: u.origin, fetch: pageFetch });
+    const PageSocket = class extends WebSocket {
+        constructor(url) {
+            const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+            super(url, { headers: { Cookie: cookie, Origin: origin }, perMessageDeflate: false });
+        }
+    };
+    const view = new ViewClient({ ...opts.view, workspaceSessionId: info.workspaceSessionId, baseUrl: u.origin, WebSocket: PageSocket });
+    if (opts.connect !== false)
+        await view.connect();
+    return view;
 }

@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import WebSocket from "ws";
 
 import { Emitter } from "./emitter.js";
+import { ViewClient, bootstrap, parseFragment, type FetchLike, type ViewOptions, type WebSocketConstructor } from "./view.js";
 import {
   AirlockError,
   CONNECTION_CLOSED,
@@ -665,4 +666,51 @@ export class HostConnection extends Emitter<HostEvents> {
     const state = this.#snapshot ? this.#snapshot(req) : { ...this.#state };
     if (state !== undefined) this.sendSnapshot(state);
   }
+}
+
+// ---------------------------------------------------------------- a view from Node
+
+/** Options of {@link openNodeView}. */
+export interface NodeViewOptions {
+  /** The Origin the view presents; default the view URL's own (the built-in page's). */
+  origin?: string;
+  /** Passed to the ViewClient (reconnect policy, handshake bound). */
+  view?: Omit<ViewOptions, "workspaceSessionId" | "baseUrl" | "WebSocket">;
+  /** Connect before resolving; default true. */
+  connect?: boolean;
+}
+
+/**
+ * Opens a view of a session from Node, as a browser page would: it
+ * bootstraps the view URL's fragment credential with the page's Origin,
+ * keeps the view cookie the broker sets, and connects a
+ * {@link ViewClient} whose sockets send that cookie and Origin. For
+ * tests, tools and Node-side viewers; a browser uses
+ * `@airlock/client/view` directly.
+ */
+export async function openNodeView(viewUrl: string, opts: NodeViewOptions = {}): Promise<ViewClient> {
+  const u = new URL(viewUrl);
+  const fragment = parseFragment(u.hash);
+  if (!fragment) throw new TypeError("airlock host: the view URL has no #<workspaceSessionId>.<viewCredential> fragment");
+  const origin = opts.origin ?? u.origin;
+  const jar = new Map<string, string>();
+  const pageFetch: FetchLike = async (url, init) => {
+    const res = await fetch(url, { ...init, headers: { ...(init.headers as Record<string, string>), Origin: origin } });
+    for (const c of res.headers.getSetCookie()) {
+      const pair = c.split(";")[0] ?? "";
+      const eq = pair.indexOf("=");
+      if (eq > 0) jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    return res;
+  };
+  const info = await bootstrap(fragment, { baseUrl: u.origin, fetch: pageFetch });
+  const PageSocket = class extends WebSocket {
+    constructor(url: string) {
+      const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+      super(url, { headers: { Cookie: cookie, Origin: origin }, perMessageDeflate: false });
+    }
+  };
+  const view = new ViewClient({ ...opts.view, workspaceSessionId: info.workspaceSessionId, baseUrl: u.origin, WebSocket: PageSocket as unknown as WebSocketConstructor });
+  if (opts.connect !== false) await view.connect();
+  return view;
 }

@@ -526,3 +526,8 @@ export function decodeEnvelope(text: string): AnyEnvelope | undefined {
   if (!isMessageType(e.type) || typeof e.payload !== "object" || e.payload === null || Array.isArray(e.payload)) return undefined;
   return v as AnyEnvelope;
 }
+
+/** Whether `err` says the session expired (close 4402, or 410 at bootstrap): final, do not retry. */
+export function isExpired(err: unknown): boolean {
+  return err instanceof AirlockError && err.code === ErrorCode.CREDENTIAL_EXPIRED;
+}

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -52,4 +53,26 @@ test('example extension host: view URL, animated state, answers, clean stop', { 
   assert.equal(code, 0);
   await Promise.race([hostGone, next(view, 'status', (s) => s !== 'open')]);
   assert.ok(lines.includes('stopped'));
+});
+
+test('README quick start: the README shows examples/quickstart/main.mjs, and it runs', { skip, timeout }, async (t) => {
+  const readme = await readFile(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+  const file = await readFile(fileURLToPath(new URL('../examples/quickstart/main.mjs', import.meta.url)), 'utf8');
+  const block = /```js\n(\/\/ quickstart\.mjs[\s\S]*?)```/.exec(readme);
+  assert.ok(block, 'the README has the quick start block');
+  assert.equal(block[1], file, 'README.md and examples/quickstart/main.mjs differ');
+
+  const { dir, cleanup } = await dataDir();
+  t.after(cleanup);
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../examples/quickstart/main.mjs', import.meta.url))], {
+    env: { ...process.env, AIRLOCK_BIN: BIN, AIRLOCK_DATA: dir },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  const [code] = await once(child, 'exit');
+  assert.equal(code, 0);
+  assert.match(out, /view sees .*activeTarget/s);
+  assert.match(out, /validate answered .*valid: true/s);
 });
