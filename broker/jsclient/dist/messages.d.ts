@@ -411,3 +411,5 @@ export declare function encodeEnvelope<T extends MessageType>(workspaceSessionId
  * has validated them; this only guards the client's own dispatch.
  */
 export declare function decodeEnvelope(text: string): AnyEnvelope | undefined;
+/** Whether `err` says the session expired (close 4402, or 410 at bootstrap): final, do not retry. */
+export declare function isExpired(err: unknown): boolean;

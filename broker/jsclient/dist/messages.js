@@ -239,3 +239,7 @@ export function decodeEnvelope(text) {
         return undefined;
     return v;
 }
+/** Whether `err` says the session expired (close 4402, or 410 at bootstrap): final, do not retry. */
+export function isExpired(err) {
+    return err instanceof AirlockError && err.code === ErrorCode.CREDENTIAL_EXPIRED;
+}
