@@ -65,12 +65,18 @@ export async function launch(opts = {}) {
     catch (err) {
         child.kill("SIGKILL");
         await exited;
+        release(child);
         // The broker's last stderr line says why (its logs never hold secrets).
         if (lastLog && err instanceof Error)
             err.message += `: ${lastLog.slice(0, 512)}`;
         throw err;
     }
     return new LaunchedBroker(`http://${listening.addr}`, token, child, exited, listening);
+}
+/** Drops the pipes of an exited broker, which a stray grandchild could hold open (and with them this event loop). */
+function release(child) {
+    child.stdout?.destroy();
+    child.stderr?.destroy();
 }
 /** Splits a stream into lines, each cut at MAX_LINE characters. */
 function lines(stream, each) {
@@ -233,6 +239,7 @@ export class LaunchedBroker extends Broker {
         if (code === "late") {
             this.#child.kill("SIGKILL");
             await this.exited;
+            release(this.#child);
             throw new AirlockError(TIMEOUT, { message: "airlock host: the broker did not exit after SIGTERM; killed" });
         }
         if (code !== 0)
@@ -341,13 +348,13 @@ export function connectHost(session, opts = {}) {
         });
         ws.on("close", (code, reason) => {
             const e = AirlockError.fromClose(code, reason.toString());
-            const detail = typeof refusal?.detail === "string" ? refusal.detail : e.detail;
+            const detail = refusal?.detail ?? e.detail;
             fail(new AirlockError(e.code, { closeCode: code, detail }));
         });
         ws.on("message", (data, isBinary) => {
             const env = isBinary ? undefined : decodeEnvelope(data.toString());
             if (env?.type === "error") {
-                refusal = env.payload;
+                refusal = AirlockError.fromFrame(env.payload);
                 return;
             }
             if (env?.type !== "connected" || env.payload.role !== "host")
@@ -493,11 +500,9 @@ export class HostConnection extends Emitter {
                 break;
             case "error":
                 {
-                    const p = env.payload;
-                    if (typeof p.code === "string") {
-                        const str = (v) => (typeof v === "string" ? v : undefined);
-                        this.emit("refusal", new AirlockError(p.code, { detail: str(p.detail), requestId: str(p.requestId) }));
-                    }
+                    const err = AirlockError.fromFrame(env.payload);
+                    if (err)
+                        this.emit("refusal", err);
                 }
                 break;
         }

@@ -108,6 +108,11 @@ export declare class AirlockError extends Error {
         closeCode?: number | undefined;
         message?: string;
     });
+    /**
+     * The error a broker `error` frame stands for (`code`, `detail`,
+     * `requestId`), or undefined for a relayed error (`message` only).
+     */
+    static fromFrame(payload: unknown): AirlockError | undefined;
     /** The error a socket close stands for; codes outside the 44xx pairs map to `CONNECTION_CLOSED`. */
     static fromClose(code: number, reason?: string): AirlockError;
 }

@@ -129,6 +129,17 @@ export class AirlockError extends Error {
         this.status = opts.status;
         this.closeCode = opts.closeCode ?? closeCodeOfError(code);
     }
+    /**
+     * The error a broker `error` frame stands for (`code`, `detail`,
+     * `requestId`), or undefined for a relayed error (`message` only).
+     */
+    static fromFrame(payload) {
+        const p = payload;
+        if (typeof p?.code !== "string")
+            return undefined;
+        const str = (v) => (typeof v === "string" ? v : undefined);
+        return new AirlockError(p.code, { detail: str(p.detail), requestId: str(p.requestId) });
+    }
     /** The error a socket close stands for; codes outside the 44xx pairs map to `CONNECTION_CLOSED`. */
     static fromClose(code, reason = "") {
         const ec = errorCodeOfClose(code);

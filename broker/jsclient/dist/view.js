@@ -359,10 +359,8 @@ export class ViewClient extends Emitter {
                 this.#snapshot(env.payload);
                 break;
             case "error": {
-                const p = env.payload;
-                if (typeof p.code === "string") {
-                    const str = (v) => (typeof v === "string" ? v : undefined);
-                    const err = new AirlockError(p.code, { detail: str(p.detail), requestId: str(p.requestId) });
+                const err = AirlockError.fromFrame(env.payload);
+                if (err) {
                     const pending = err.requestId ? this.#pending.get(err.requestId) : undefined;
                     if (pending) {
                         this.#pending.delete(err.requestId);

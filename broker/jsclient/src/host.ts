@@ -124,11 +124,18 @@ export async function launch(opts: LaunchOptions = {}): Promise<LaunchedBroker> 
   } catch (err) {
     child.kill("SIGKILL");
     await exited;
+    release(child);
     // The broker's last stderr line says why (its logs never hold secrets).
     if (lastLog && err instanceof Error) err.message += `: ${lastLog.slice(0, 512)}`;
     throw err;
   }
   return new LaunchedBroker(`http://${listening.addr}`, token, child, exited, listening);
+}
+
+/** Drops the pipes of an exited broker, which a stray grandchild could hold open (and with them this event loop). */
+function release(child: ChildProcess): void {
+  child.stdout?.destroy();
+  child.stderr?.destroy();
 }
 
 /** Splits a stream into lines, each cut at MAX_LINE characters. */
@@ -313,6 +320,7 @@ export class LaunchedBroker extends Broker {
     if (code === "late") {
       this.#child.kill("SIGKILL");
       await this.exited;
+      release(this.#child);
       throw new AirlockError(TIMEOUT, { message: "airlock host: the broker did not exit after SIGTERM; killed" });
     }
     if (code !== 0) throw new Error(`airlock host: the broker exited with ${code ?? "a signal"}`);
@@ -456,7 +464,7 @@ export function connectHost(session: Session, opts: HostOptions = {}): Promise<H
     handshakeTimeout: opts.handshakeTimeoutMs ?? 10_000,
   });
   return new Promise((resolve, reject) => {
-    let refusal: { code?: unknown; detail?: unknown } | undefined;
+    let refusal: AirlockError | undefined;
     const timer = setTimeout(() => {
       ws.terminate();
       reject(new AirlockError(TIMEOUT, { message: "airlock host: no connected within the handshake bound" }));
@@ -474,13 +482,13 @@ export function connectHost(session: Session, opts: HostOptions = {}): Promise<H
     });
     ws.on("close", (code, reason) => {
       const e = AirlockError.fromClose(code, reason.toString());
-      const detail = typeof refusal?.detail === "string" ? refusal.detail : e.detail;
+      const detail = refusal?.detail ?? e.detail;
       fail(new AirlockError(e.code, { closeCode: code, detail }));
     });
     ws.on("message", (data, isBinary) => {
       const env = isBinary ? undefined : decodeEnvelope(data.toString());
       if (env?.type === "error") {
-        refusal = env.payload as { code?: unknown; detail?: unknown };
+        refusal = AirlockError.fromFrame(env.payload);
         return;
       }
       if (env?.type !== "connected" || env.payload.role !== "host") return;
@@ -629,11 +637,8 @@ export class HostConnection extends Emitter<HostEvents> {
         break;
       case "error":
         {
-          const p = env.payload as { code?: unknown; detail?: unknown; requestId?: unknown };
-          if (typeof p.code === "string") {
-            const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-            this.emit("refusal", new AirlockError(p.code, { detail: str(p.detail), requestId: str(p.requestId) }));
-          }
+          const err = AirlockError.fromFrame(env.payload);
+          if (err) this.emit("refusal", err);
         }
         break;
     }

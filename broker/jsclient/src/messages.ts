@@ -147,6 +147,17 @@ export class AirlockError extends Error {
     this.closeCode = opts.closeCode ?? closeCodeOfError(code);
   }
 
+  /**
+   * The error a broker `error` frame stands for (`code`, `detail`,
+   * `requestId`), or undefined for a relayed error (`message` only).
+   */
+  static fromFrame(payload: unknown): AirlockError | undefined {
+    const p = payload as { code?: unknown; detail?: unknown; requestId?: unknown };
+    if (typeof p?.code !== "string") return undefined;
+    const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+    return new AirlockError(p.code, { detail: str(p.detail), requestId: str(p.requestId) });
+  }
+
   /** The error a socket close stands for; codes outside the 44xx pairs map to `CONNECTION_CLOSED`. */
   static fromClose(code: number, reason = ""): AirlockError {
     const ec = errorCodeOfClose(code);

@@ -3,12 +3,13 @@
 // progress, results and cancel, snapshots, expiry (4402) and shutdown.
 
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import WebSocket from 'ws';
 
-import { AirlockError, Broker, CloseCode, connectHost } from '@airlock/client/host';
-import { BIN, next, openView, skip, startBroker, stateWhere, timeout } from './support/local.mjs';
+import { AirlockError, Broker, CloseCode, connectHost, launch } from '@airlock/client/host';
+import { BIN, dataDir, next, openView, skip, startBroker, stateWhere, timeout } from './support/local.mjs';
 
 describe('host', { skip, timeout }, () => {
   test('launch: port 0, listening line read, token only in the environment', async (t) => {
@@ -307,3 +308,54 @@ async function viewUntilFinal(t, viewUrl) {
 }
 
 void WebSocket;
+
+// The launcher's own refusals, against stand-in brokers (shell scripts)
+// whose behaviour the test fixes: none of these depends on timing, since
+// each stand-in either answers at once or never does.
+describe('launch and shutdown refusals (stand-in brokers)', { timeout }, () => {
+  async function standIn(t, body) {
+    const { dir, cleanup } = await dataDir();
+    t.after(cleanup);
+    const bin = join(dir, 'fake-airlock');
+    await writeFile(bin, `#!/bin/sh\n${body}\n`, { mode: 0o700 });
+    return bin;
+  }
+  const listening = `echo '{"event":"listening","addr":"127.0.0.1:1","pid":'$$'}'`;
+
+  test('a first stdout line that is not the listening line', async (t) => {
+    const bin = await standIn(t, 'echo hello; echo "why it failed" >&2; sleep 60');
+    await assert.rejects(launch({ bin }), /not the listening line/);
+  });
+
+  test('an exit before listening carries the last log line', async (t) => {
+    const bin = await standIn(t, 'echo "config: bad setting" >&2; exit 2');
+    await assert.rejects(launch({ bin }), /exited \(2\) before listening: config: bad setting/);
+  });
+
+  test('no listening line within startTimeoutMs', async (t) => {
+    const bin = await standIn(t, 'exec sleep 60');
+    await assert.rejects(launch({ bin, startTimeoutMs: 50 }), (e) => e instanceof AirlockError && e.code === 'TIMEOUT');
+  });
+
+  test('the token is in TENSORVIZ_LOCAL_TOKEN only, 43 URL-safe characters', async (t) => {
+    const bin = await standIn(t, `${listening}; echo "tok=$TENSORVIZ_LOCAL_TOKEN alt=\${AIRLOCK_LOCAL_TOKEN:-none} args=$*" >&2; trap 'exit 0' TERM; while :; do sleep 1; done`);
+    const logs = [];
+    const b = await launch({ bin, env: { AIRLOCK_LOCAL_TOKEN: 'would-win' }, onLog: (l) => logs.push(l) });
+    await b.shutdown();
+    const line = logs.find((l) => l.startsWith('tok='));
+    assert.match(line, /^tok=[A-Za-z0-9_-]{43} alt=none args=serve --listen 127\.0\.0\.1:0$/);
+  });
+
+  test('shutdown: a broker that ignores SIGTERM is killed past the bound', async (t) => {
+    const bin = await standIn(t, `trap '' TERM; ${listening}; while :; do sleep 1; done`);
+    const b = await launch({ bin });
+    await assert.rejects(b.shutdown({ timeoutMs: 50 }), (e) => e.code === 'TIMEOUT');
+    assert.equal(await b.exited, null);
+  });
+
+  test('shutdown: a non-zero exit is an error', async (t) => {
+    const bin = await standIn(t, `trap 'exit 3' TERM; ${listening}; while :; do sleep 1; done`);
+    const b = await launch({ bin });
+    await assert.rejects(b.shutdown(), /exited with 3/);
+  });
+});
