@@ -220,6 +220,12 @@ export declare class HostConnection extends Emitter<HostEvents> {
      * nothing, once the socket is closed.
      */
     send<T extends HostSendType>(type: T, payload: MessageMap[T]): boolean;
+    /**
+     * Handles the requests of one family, with replies typed for it:
+     * `host.handle("graphPublish", (req) => req.progress({phase: "uploading"}))`.
+     * Returns a function that removes the handler.
+     */
+    handle<F extends Family>(family: F, handler: (request: IncomingRequest<F>) => void): () => void;
     /** Answers the oldest pending snapshot request with `state` at the current sequence. */
     sendSnapshot(state: JsonObject): boolean;
     /** @internal the untyped send behind send and replies. */

@@ -439,6 +439,17 @@ export class HostConnection extends Emitter {
     send(type, payload) {
         return this.sendRaw(type, payload);
     }
+    /**
+     * Handles the requests of one family, with replies typed for it:
+     * `host.handle("graphPublish", (req) => req.progress({phase: "uploading"}))`.
+     * Returns a function that removes the handler.
+     */
+    handle(family, handler) {
+        return this.on("request", (req) => {
+            if (req.family === family)
+                handler(req);
+        });
+    }
     /** Answers the oldest pending snapshot request with `state` at the current sequence. */
     sendSnapshot(state) {
         return this.sendRaw("snapshot", { atHostSequence: this.#seq, state });

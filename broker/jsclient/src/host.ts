@@ -578,6 +578,17 @@ export class HostConnection extends Emitter<HostEvents> {
     return this.sendRaw(type, payload as JsonObject);
   }
 
+  /**
+   * Handles the requests of one family, with replies typed for it:
+   * `host.handle("graphPublish", (req) => req.progress({phase: "uploading"}))`.
+   * Returns a function that removes the handler.
+   */
+  handle<F extends Family>(family: F, handler: (request: IncomingRequest<F>) => void): () => void {
+    return this.on("request", (req) => {
+      if (req.family === family) handler(req as unknown as IncomingRequest<F>);
+    });
+  }
+
   /** Answers the oldest pending snapshot request with `state` at the current sequence. */
   sendSnapshot(state: JsonObject): boolean {
     return this.sendRaw("snapshot", { atHostSequence: this.#seq, state });

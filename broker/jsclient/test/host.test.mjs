@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
 import WebSocket from 'ws';
 
@@ -21,7 +22,10 @@ describe('host', { skip, timeout }, () => {
     assert.equal(health.status, 200);
     const argv = (await readFile(`/proc/${broker.pid}/cmdline`, 'utf8').catch(() => null))?.split('\0').filter(Boolean);
     if (argv) assert.deepEqual(argv.slice(1), ['serve', '--listen', '127.0.0.1:0', '--data', dir, '--no-builtin']);
+    // The token is nowhere a log or a dump would find it.
     assert.doesNotMatch(JSON.stringify(broker), /token/i);
+    assert.deepEqual(Object.keys(broker).sort(), ['addr', 'baseUrl', 'exited', 'origin', 'pid']);
+    assert.doesNotMatch(inspect(broker, { showHidden: true, depth: 5 }), /[A-Za-z0-9_-]{43}/);
   });
 
   test('launch: a binary that is not there rejects', async () => {
@@ -164,6 +168,8 @@ describe('host', { skip, timeout }, () => {
       }
       assert.equal(req.settled, true);
     });
+    const typed = [];
+    host.handle('graphPublish', (req) => typed.push(req.family));
     const { view } = await openView(t, s.viewUrl);
 
     const v = await view.validate({ file: 'a.go' }).result;
@@ -188,6 +194,7 @@ describe('host', { skip, timeout }, () => {
     assert.equal(c.viewId, view.viewId);
     assert.deepEqual(c.candidates, ['x', 'y']);
 
+    assert.deepEqual(typed, ['graphPublish']);
     assert.deepEqual(seen.map(([f]) => f), ['validate', 'captureInspect', 'export', 'sourceEdit', 'graphPublish', 'candidate']);
     assert.equal(host.pending.size, 0);
   });

@@ -6,7 +6,9 @@
 //
 //   AIRLOCK_BIN=/path/to/airlock node examples/extension-host/main.mjs
 //
-// then open the printed URL in a browser. Environment: AIRLOCK_BIN (the
+// then open the printed URL in a browser. The URL holds the session's
+// one-time view credential (as `airlock mint` prints it): treat the output
+// as a secret. Environment: AIRLOCK_BIN (the
 // binary; default "airlock" on PATH), EXAMPLE_TICK_MS (default 1000),
 // EXAMPLE_TTL_SECONDS (default 3600). The broker's own settings pass
 // through (AIRLOCK_DATA, ...).
