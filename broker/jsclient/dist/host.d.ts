@@ -211,6 +211,12 @@ export declare class HostConnection extends Emitter<HostEvents> {
     get state(): Readonly<Partial<Record<OrderedType, JsonObject>>>;
     /** Whether the socket is open. */
     get open(): boolean;
+    /**
+     * Bytes queued on the socket and not yet written. A host that sends
+     * state faster than the network takes it can check this and skip a
+     * frame: ws queues without bound.
+     */
+    get bufferedAmount(): number;
     /** Requests in flight (not yet answered, cancelled or abandoned). */
     get pending(): ReadonlyMap<string, IncomingRequest>;
     /**

@@ -426,6 +426,14 @@ export class HostConnection extends Emitter {
     get open() {
         return this.#ws.readyState === WebSocket.OPEN;
     }
+    /**
+     * Bytes queued on the socket and not yet written. A host that sends
+     * state faster than the network takes it can check this and skip a
+     * frame: ws queues without bound.
+     */
+    get bufferedAmount() {
+        return this.#ws.bufferedAmount;
+    }
     /** Requests in flight (not yet answered, cancelled or abandoned). */
     get pending() {
         return this.#requests;
@@ -504,7 +512,7 @@ export class HostConnection extends Emitter {
                 if (env.payload.state === "connected")
                     this.#views.add(env.payload.viewId);
                 else
-                    this.#views.delete(env.payload.viewId);
+                    this.#viewLeft(env.payload.viewId);
                 break;
             case "snapshotRequest":
                 this.#answerSnapshot(env.payload);
@@ -539,6 +547,20 @@ export class HostConnection extends Emitter {
     }
     emitTyped(env) {
         this.emit(env.type, env.payload, env);
+    }
+    /**
+     * A view left. The broker cancels its requests of every family that has
+     * a cancel; a candidate request has none and is abandoned, so it is
+     * aborted here (its requestId names the view) rather than kept forever.
+     */
+    #viewLeft(viewId) {
+        this.#views.delete(viewId);
+        for (const [id, req] of this.#requests) {
+            if (req.family !== "candidate" || req.viewId !== viewId)
+                continue;
+            this.#requests.delete(id);
+            req.abort(new AirlockError("REQUEST_CANCELLED", { requestId: id, detail: "view-disconnected" }));
+        }
     }
     #answerSnapshot(req) {
         const state = this.#snapshot ? this.#snapshot(req) : { ...this.#state };

@@ -563,6 +563,15 @@ export class HostConnection extends Emitter<HostEvents> {
     return this.#ws.readyState === WebSocket.OPEN;
   }
 
+  /**
+   * Bytes queued on the socket and not yet written. A host that sends
+   * state faster than the network takes it can check this and skip a
+   * frame: ws queues without bound.
+   */
+  get bufferedAmount(): number {
+    return this.#ws.bufferedAmount;
+  }
+
   /** Requests in flight (not yet answered, cancelled or abandoned). */
   get pending(): ReadonlyMap<string, IncomingRequest> {
     return this.#requests;
@@ -641,7 +650,7 @@ export class HostConnection extends Emitter<HostEvents> {
     switch (env.type) {
       case "viewState":
         if (env.payload.state === "connected") this.#views.add(env.payload.viewId);
-        else this.#views.delete(env.payload.viewId);
+        else this.#viewLeft(env.payload.viewId);
         break;
       case "snapshotRequest":
         this.#answerSnapshot(env.payload);
@@ -676,6 +685,20 @@ export class HostConnection extends Emitter<HostEvents> {
 
   private emitTyped(env: AnyEnvelope): void {
     (this.emit as (e: string, p: unknown, env: unknown) => void)(env.type, env.payload, env);
+  }
+
+  /**
+   * A view left. The broker cancels its requests of every family that has
+   * a cancel; a candidate request has none and is abandoned, so it is
+   * aborted here (its requestId names the view) rather than kept forever.
+   */
+  #viewLeft(viewId: string): void {
+    this.#views.delete(viewId);
+    for (const [id, req] of this.#requests) {
+      if (req.family !== "candidate" || req.viewId !== viewId) continue;
+      this.#requests.delete(id);
+      req.abort(new AirlockError("REQUEST_CANCELLED", { requestId: id, detail: "view-disconnected" }));
+    }
   }
 
   #answerSnapshot(req: SnapshotRequestPayload): void {

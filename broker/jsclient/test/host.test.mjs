@@ -233,6 +233,24 @@ describe('host', { skip, timeout }, () => {
     assert.equal(req.signal.aborted, true);
   });
 
+  test('requests: a candidate request of a view that left is aborted on the host, not kept', async (t) => {
+    const { broker } = await startBroker(t);
+    const s = await broker.mint();
+    const host = await broker.connectHost(s);
+    const got = next(host, 'request');
+    const { view } = await openView(t, s.viewUrl);
+    const h = view.candidate();
+    const [req] = await got;
+    assert.equal(req.viewId, view.viewId);
+    const left = next(host, 'viewState', (p) => p.state === 'disconnected');
+    view.close();
+    await assert.rejects(h.result, (e) => e.code === 'CONNECTION_CLOSED');
+    await left;
+    assert.equal(req.signal.aborted, true);
+    assert.equal(host.pending.size, 0);
+    assert.equal(req.result({ candidates: [] }), false);
+  });
+
   test('refusals: a reply for a request never seen is refused, the socket stays', async (t) => {
     const { broker } = await startBroker(t);
     const s = await broker.mint();
