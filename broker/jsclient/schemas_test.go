@@ -491,3 +491,48 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// FuzzSchemasAgreeWithGo holds arbitrary inputs, seeded from the golden
+// files, to the parity rule of TestSchemasAgreeWithGo for the envelopes,
+// the channel frames and plugin.json: the schema never refuses what the
+// broker accepts, and when it accepts what the broker refuses, a
+// code-only rule applies.
+func FuzzSchemasAgreeWithGo(f *testing.F) {
+	schemas := compileSchemas(f)
+	families := map[string]verdictCase{}
+	for _, c := range goldenCases(f) {
+		if c.refusal == nil && c.data != nil && !strings.HasPrefix(c.name, "relay/") {
+			f.Add(c.schema, c.data)
+			families[c.schema] = c
+		}
+	}
+	parse := map[string]func([]byte) error{
+		"call.schema.json":                        func(b []byte) error { _, err := wire.ParseCall(b); return err },
+		"answer.schema.json":                      func(b []byte) error { _, err := wire.ParseAnswer(b); return err },
+		"channel.schema.json#/$defs/ChannelHello": func(b []byte) error { _, err := wire.ParseHello(b); return err },
+		"channel.schema.json#/$defs/ChannelCatalog": func(b []byte) error {
+			_, err := wire.ParseCatalog(b)
+			return err
+		},
+		"plugin.schema.json": func(b []byte) error { _, err := plugins.ParseManifest(b); return err },
+	}
+	f.Fuzz(func(t *testing.T, schema string, data []byte) {
+		p, ok := parse[schema]
+		if !ok {
+			return
+		}
+		c := verdictCase{name: families[schema].name, data: data, schema: schema, goErr: p(data)}
+		schemaErr := judge(schemas, c)
+		switch {
+		case c.goErr == nil && schemaErr != nil:
+			t.Fatalf("the schema refuses what the broker accepts: %v", schemaErr)
+		case c.goErr != nil && schemaErr == nil:
+			for _, r := range codeOnly {
+				if r.applies(c) {
+					return
+				}
+			}
+			t.Fatalf("the broker refuses (%v) what the schema accepts, and no code-only rule applies", c.goErr)
+		}
+	})
+}
