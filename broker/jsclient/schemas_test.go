@@ -536,3 +536,36 @@ func FuzzSchemasAgreeWithGo(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRelaySchemaAgreesWithGo is FuzzSchemasAgreeWithGo for /local/ws
+// frames after the handshake, from a view and from a host of a session
+// that may propose source edits.
+func FuzzRelaySchemaAgreesWithGo(f *testing.F) {
+	schemas := compileSchemas(f)
+	for _, c := range relayCases(f) {
+		if c.data != nil {
+			f.Add(strings.HasSuffix(c.schema, "FromHost"), c.data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, host bool, data []byte) {
+		ctx := contract.Context{Role: contract.View, SessionID: "ws_test", ViewID: "v_me", CanPropose: true}
+		schema := "local-ws.schema.json#/$defs/FromView"
+		if host {
+			ctx.Role, ctx.ViewID, schema = contract.Host, "", "local-ws.schema.json#/$defs/FromHost"
+		}
+		_, r := contract.Validate(contract.Frame{Data: data}, ctx)
+		c := verdictCase{name: "relay/fuzz", data: data, schema: schema, refusal: r}
+		schemaErr := judge(schemas, c)
+		switch {
+		case r == nil && schemaErr != nil:
+			t.Fatalf("the schema refuses what the broker accepts: %v", schemaErr)
+		case r != nil && schemaErr == nil:
+			for _, rule := range codeOnly {
+				if rule.applies(c) {
+					return
+				}
+			}
+			t.Fatalf("the broker refuses (%v) what the schema accepts, and no code-only rule applies", r)
+		}
+	})
+}
