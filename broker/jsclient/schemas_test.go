@@ -24,8 +24,8 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // schemaBase is the $id prefix of every schema in schemas/. It is a name,
-// not a location: .invalid never resolves (RATIONALE.md, "Why are the
-// contract's JSON Schemas named https://airlock.invalid/schemas/…?").
+// not a location: .invalid never resolves (RATIONALE.md, "Why do the
+// schemas' ids start https://airlock.invalid/schemas/?").
 const schemaBase = "https://airlock.invalid/schemas/"
 
 // verdictCase is one golden case judged twice: by the broker's own Go
@@ -43,7 +43,8 @@ type verdictCase struct {
 // schemas hold every other rule: wherever the schema and the Go validator
 // disagree on a golden case, the Go validator refused and one of these
 // rules applies to the case. A rule that explains no golden case fails
-// TestSchemasAgreeWithGo, so the list cannot outlive the rules.
+// TestSchemasAgreeWithGo, so the list cannot outlive the rules
+// (RATIONALE.md, "Why are some rules of the contract in code only?").
 var codeOnly = map[string]struct {
 	why     string
 	applies func(c verdictCase) bool
