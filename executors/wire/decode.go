@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 )
 
@@ -59,43 +58,12 @@ func exactKeys(data []byte, t reflect.Type) error {
 	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return nil
 	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var m map[string]json.RawMessage
-		if json.Unmarshal(data, &m) != nil {
-			return nil
+	return eachMember(data, t, func(raw json.RawMessage, mt reflect.Type, known bool) error {
+		if !known {
+			return fail(UnknownField, "a key outside the allowlist (keys are case-sensitive)")
 		}
-		for k, raw := range m {
-			f, ok := fieldNamed(t, k)
-			if !ok {
-				return fail(UnknownField, "a key outside the allowlist (keys are case-sensitive)")
-			}
-			if err := exactKeys(raw, f.Type); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		var items []json.RawMessage
-		if json.Unmarshal(data, &items) != nil {
-			return nil
-		}
-		for _, raw := range items {
-			if err := exactKeys(raw, t.Elem()); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		var m map[string]json.RawMessage
-		if json.Unmarshal(data, &m) != nil {
-			return nil
-		}
-		for _, raw := range m {
-			if err := exactKeys(raw, t.Elem()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return exactKeys(raw, mt)
+	})
 }
 
 // noNull walks data along the Go type t, as exactKeys does, and refuses
@@ -112,37 +80,47 @@ func noNull(data []byte, t reflect.Type) error {
 	case null:
 		return fail(Malformed, "null where the field has no null")
 	}
+	return eachMember(data, t, func(raw json.RawMessage, mt reflect.Type, known bool) error {
+		if !known {
+			return nil
+		}
+		return noNull(raw, mt)
+	})
+}
+
+// eachMember calls fn on each member of data as a value of the Go type t
+// (not a pointer) decodes it: for a struct, the value of each key with its
+// field's type (known is false for a key that names no field); for a
+// slice or an array, each item; for a map, each value. Data of another
+// shape than t has no members here: the decoder reports it.
+func eachMember(data []byte, t reflect.Type, fn func(raw json.RawMessage, mt reflect.Type, known bool) error) error {
+	var items []json.RawMessage
+	var keyed map[string]json.RawMessage
 	switch t.Kind() {
-	case reflect.Struct:
-		var m map[string]json.RawMessage
-		if json.Unmarshal(data, &m) != nil {
+	case reflect.Slice, reflect.Array:
+		if json.Unmarshal(data, &items) != nil {
 			return nil
 		}
-		for k, raw := range m {
-			if f, ok := fieldNamed(t, k); ok {
-				if err := noNull(raw, f.Type); err != nil {
-					return err
-				}
-			}
-		}
-	case reflect.Slice, reflect.Array, reflect.Map:
-		var items map[string]json.RawMessage
-		if t.Kind() != reflect.Map {
-			var list []json.RawMessage
-			if json.Unmarshal(data, &list) != nil {
-				return nil
-			}
-			items = make(map[string]json.RawMessage, len(list))
-			for i, raw := range list {
-				items[strconv.Itoa(i)] = raw
-			}
-		} else if json.Unmarshal(data, &items) != nil {
+	case reflect.Struct, reflect.Map:
+		if json.Unmarshal(data, &keyed) != nil {
 			return nil
 		}
-		for _, raw := range items {
-			if err := noNull(raw, t.Elem()); err != nil {
+	}
+	for k, raw := range keyed {
+		if t.Kind() == reflect.Map {
+			if err := fn(raw, t.Elem(), true); err != nil {
 				return err
 			}
+			continue
+		}
+		f, known := fieldNamed(t, k)
+		if err := fn(raw, f.Type, known); err != nil {
+			return err
+		}
+	}
+	for _, raw := range items {
+		if err := fn(raw, t.Elem(), true); err != nil {
+			return err
 		}
 	}
 	return nil
