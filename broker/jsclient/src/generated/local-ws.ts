@@ -1,42 +1,9 @@
 /* Generated from schemas/local-ws.schema.json by npm run gen:types; do not edit. */
 
 /**
- * One /local/ws frame (PROTOCOL section 4): the envelope with the payload of its type. Use $defs/Hello for the first frame, then $defs/FromHost or $defs/FromView for what a host or a view sends, $defs/ToHost or $defs/ToView for what it receives.
+ * One /local/ws frame (PROTOCOL section 4), in either direction: the envelope with the payload of its type. Use $defs/Hello for the first frame, then $defs/FromHost or $defs/FromView for what a host or a view sends, $defs/ToHost or $defs/ToView for what it receives.
  */
-export type LocalMessage =
-  | Hello
-  | Connected
-  | ConnectionState
-  | ViewState
-  | ErrorMessage
-  | ActiveTarget
-  | Projection
-  | SyncState
-  | StaleState
-  | FocusNode
-  | Ack
-  | SnapshotRequest
-  | Snapshot
-  | RevealNode
-  | SourceEditRequest
-  | SourceEditCancel
-  | SourceEditReview
-  | SourceEditResult
-  | ValidateRequest
-  | ValidateCancel
-  | ValidateResult
-  | CaptureInspectRequest
-  | CaptureInspectCancel
-  | CaptureInspectResult
-  | ExportRequest
-  | ExportCancel
-  | ExportResult
-  | GraphPublishRequest
-  | GraphPublishCancel
-  | GraphPublishState
-  | GraphPublishResult
-  | CandidateRequest
-  | CandidateResult;
+export type LocalMessage = Hello | FromHost | FromView | ToHost | ToView;
 /**
  * The relay protocol version, the integer 1 written as 1.
  */
@@ -46,6 +13,93 @@ export type ProtocolVersion = 1;
  */
 export type WorkspaceSessionId = string;
 /**
+ * What a host may send after the handshake (a host sends Hello first).
+ */
+export type FromHost =
+  | RelayedErrorMessage
+  | ActiveTarget
+  | Projection
+  | SyncState
+  | StaleState
+  | FocusNode
+  | Ack
+  | Snapshot
+  | SourceEditReview
+  | SourceEditResult
+  | ValidateResult
+  | CaptureInspectResult
+  | ExportResult
+  | GraphPublishState
+  | GraphPublishResult
+  | CandidateResult;
+/**
+ * Orders host state within a host epoch: each ordered message carries one greater than the last relayed (the order is checked in code, across frames).
+ */
+export type HostSequence = number;
+/**
+ * 1 to 128 characters of [A-Za-z0-9._:-] (PROTOCOL section 4.5).
+ */
+export type RequestId = string;
+/**
+ * What a request is about: any JSON value but null. Replies are matched to requests by its canonical JSON.
+ */
+export type Target =
+  | {
+      [k: string]: unknown;
+    }
+  | unknown[]
+  | string
+  | number
+  | boolean;
+/**
+ * An absolute http or https URL with a host and no userinfo (the rest of the URL grammar is checked in code).
+ */
+export type HttpUrl = string;
+/**
+ * A view's id as the broker made it. In a view's own request it must be the sender's (checked in code).
+ */
+export type ViewId = string;
+/**
+ * What a view may send after the handshake (a view sends Hello first).
+ */
+export type FromView =
+  | RelayedErrorMessage
+  | Ack
+  | SnapshotRequest
+  | RevealNode
+  | SourceEditRequest
+  | SourceEditCancel
+  | ValidateRequest
+  | ValidateCancel
+  | CaptureInspectRequest
+  | CaptureInspectCancel
+  | ExportRequest
+  | ExportCancel
+  | GraphPublishRequest
+  | GraphPublishCancel
+  | CandidateRequest;
+/**
+ * What a host receives: the broker's messages and what views send.
+ */
+export type ToHost =
+  | Connected
+  | ViewState
+  | ErrorMessage
+  | Ack
+  | SnapshotRequest
+  | RevealNode
+  | SourceEditRequest
+  | SourceEditCancel
+  | ValidateRequest
+  | ValidateCancel
+  | CaptureInspectRequest
+  | CaptureInspectCancel
+  | ExportRequest
+  | ExportCancel
+  | GraphPublishRequest
+  | GraphPublishCancel
+  | CandidateRequest;
+/**
  * The broker's answer to hello (PROTOCOL section 4.3).
  */
 export type ConnectedPayload = HostConnectedPayload | ViewConnectedPayload;
@@ -53,10 +107,6 @@ export type ConnectedPayload = HostConnectedPayload | ViewConnectedPayload;
  * Counts host connections of the session; a new host starts a new epoch.
  */
 export type HostEpoch = number;
-/**
- * A view's id as the broker made it. In a view's own request it must be the sender's (checked in code).
- */
-export type ViewId = string;
 export type ConnectionWord = "connected" | "disconnected";
 /**
  * From the broker: code and detail; relayed from a host or view: message.
@@ -75,28 +125,27 @@ export type SocketCode =
   | "UNKNOWN_MESSAGE"
   | "HOST_ALREADY_CONNECTED";
 /**
- * 1 to 128 characters of [A-Za-z0-9._:-] (PROTOCOL section 4.5).
+ * What a view receives: the broker's messages and what the host sends.
  */
-export type RequestId = string;
-/**
- * Orders host state within a host epoch: each ordered message carries one greater than the last relayed (the order is checked in code, across frames).
- */
-export type HostSequence = number;
-/**
- * What a request is about: any JSON value but null. Replies are matched to requests by its canonical JSON.
- */
-export type Target =
-  | {
-      [k: string]: unknown;
-    }
-  | unknown[]
-  | string
-  | number
-  | boolean;
-/**
- * An absolute http or https URL with a host and no userinfo (the rest of the URL grammar is checked in code).
- */
-export type HttpUrl = string;
+export type ToView =
+  | Connected
+  | ConnectionState
+  | ErrorMessage
+  | ActiveTarget
+  | Projection
+  | SyncState
+  | StaleState
+  | FocusNode
+  | Ack
+  | Snapshot
+  | SourceEditReview
+  | SourceEditResult
+  | ValidateResult
+  | CaptureInspectResult
+  | ExportResult
+  | GraphPublishState
+  | GraphPublishResult
+  | CandidateResult;
 
 /**
  * hello (host or view -> broker, first frame only).
@@ -114,81 +163,19 @@ export interface HelloPayload {
   [k: string]: unknown;
 }
 /**
- * connected (broker -> the socket that said hello).
+ * error (host -> every view; view -> host).
  */
-export interface Connected {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "connected";
-  payload: ConnectedPayload;
-}
-export interface HostConnectedPayload {
-  role: "host";
-  hostEpoch: HostEpoch;
-  views: ViewId[];
-  [k: string]: unknown;
-}
-export interface ViewConnectedPayload {
-  role: "view";
-  viewId: ViewId;
-  hostConnected: boolean;
-  hostEpoch: HostEpoch;
-  [k: string]: unknown;
-}
-/**
- * connectionState (broker -> every view).
- */
-export interface ConnectionState {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "connectionState";
-  payload: ConnectionStatePayload;
-}
-export interface ConnectionStatePayload {
-  state: ConnectionWord;
-  hostEpoch: HostEpoch;
-  [k: string]: unknown;
-}
-/**
- * viewState (broker -> host).
- */
-export interface ViewState {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "viewState";
-  payload: ViewStatePayload;
-}
-export interface ViewStatePayload {
-  viewId: ViewId;
-  state: ConnectionWord;
-  [k: string]: unknown;
-}
-/**
- * error (broker -> one socket; host -> every view; view -> host).
- */
-export interface ErrorMessage {
+export interface RelayedErrorMessage {
   protocolVersion: ProtocolVersion;
   workspaceSessionId: WorkspaceSessionId;
   type: "error";
-  payload: ErrorPayload;
+  payload: RelayedErrorPayload;
 }
 /**
  * An error a host sends to every view, or a view to the host.
  */
 export interface RelayedErrorPayload {
   message: string;
-  [k: string]: unknown;
-}
-/**
- * The broker's refusal of a frame; requestId when the frame carried a well-formed one.
- */
-export interface BrokerErrorPayload {
-  code: SocketCode;
-  /**
-   * A static token naming the check that failed.
-   */
-  detail: string;
-  requestId?: RequestId;
   [k: string]: unknown;
 }
 /**
@@ -287,22 +274,6 @@ export interface AckPayload {
   [k: string]: unknown;
 }
 /**
- * snapshotRequest (view -> host).
- */
-export interface SnapshotRequest {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "snapshotRequest";
-  payload: SnapshotRequestPayload;
-}
-export interface SnapshotRequestPayload {
-  /**
-   * The last hostSequence the view applied, or null.
-   */
-  lastHostSequence: number | null;
-  [k: string]: unknown;
-}
-/**
  * snapshot (host -> the oldest view still waiting).
  */
 export interface Snapshot {
@@ -316,6 +287,163 @@ export interface SnapshotPayload {
   state: {
     [k: string]: unknown;
   };
+  [k: string]: unknown;
+}
+/**
+ * sourceEditReview (host -> the requesting view).
+ */
+export interface SourceEditReview {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "sourceEditReview";
+  payload: SourceEditReviewPayload;
+}
+/**
+ * Progress: keeps the request open.
+ */
+export interface SourceEditReviewPayload {
+  requestId: RequestId;
+  target: Target;
+  [k: string]: unknown;
+}
+/**
+ * sourceEditResult (host -> the requesting view).
+ */
+export interface SourceEditResult {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "sourceEditResult";
+  payload: SourceEditResultPayload;
+}
+/**
+ * Final: ends the request.
+ */
+export interface SourceEditResultPayload {
+  requestId: RequestId;
+  target: Target;
+  [k: string]: unknown;
+}
+/**
+ * validateResult (host -> the requesting view).
+ */
+export interface ValidateResult {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "validateResult";
+  payload: ValidateResultPayload;
+}
+/**
+ * Final: ends the request.
+ */
+export interface ValidateResultPayload {
+  requestId: RequestId;
+  target: Target;
+  [k: string]: unknown;
+}
+/**
+ * captureInspectResult (host -> the requesting view).
+ */
+export interface CaptureInspectResult {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "captureInspectResult";
+  payload: CaptureInspectResultPayload;
+}
+/**
+ * Final: ends the request. At most 16 MiB of UTF-8 JSON (a byte bound, checked in code); sent to the requesting view only.
+ */
+export interface CaptureInspectResultPayload {
+  requestId: RequestId;
+  target: Target;
+  [k: string]: unknown;
+}
+/**
+ * exportResult (host -> the requesting view).
+ */
+export interface ExportResult {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "exportResult";
+  payload: ExportResultPayload;
+}
+/**
+ * Final: ends the request. At most 16 MiB of UTF-8 JSON (a byte bound, checked in code); sent to the requesting view only.
+ */
+export interface ExportResultPayload {
+  requestId: RequestId;
+  target: Target;
+  [k: string]: unknown;
+}
+/**
+ * graphPublishState (host -> the requesting view).
+ */
+export interface GraphPublishState {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "graphPublishState";
+  payload: GraphPublishStatePayload;
+}
+/**
+ * Progress: signing_in carries connectUrl.
+ */
+export interface GraphPublishStatePayload {
+  requestId: RequestId;
+  target: Target;
+  phase: "signing_in" | "uploading";
+  connectUrl?: HttpUrl;
+  [k: string]: unknown;
+}
+/**
+ * graphPublishResult (host -> the requesting view).
+ */
+export interface GraphPublishResult {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "graphPublishResult";
+  payload: GraphPublishResultPayload;
+}
+/**
+ * Final: published carries graphUrl and shareUrl.
+ */
+export interface GraphPublishResultPayload {
+  requestId: RequestId;
+  target: Target;
+  status: "published" | "failed" | "cancelled";
+  graphUrl?: HttpUrl;
+  shareUrl?: HttpUrl;
+  [k: string]: unknown;
+}
+/**
+ * candidateResult (host -> one view).
+ */
+export interface CandidateResult {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "candidateResult";
+  payload: CandidateResultPayload;
+}
+/**
+ * Goes to the named view if it is connected.
+ */
+export interface CandidateResultPayload {
+  requestId: RequestId;
+  viewId: ViewId;
+  [k: string]: unknown;
+}
+/**
+ * snapshotRequest (view -> host).
+ */
+export interface SnapshotRequest {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "snapshotRequest";
+  payload: SnapshotRequestPayload;
+}
+export interface SnapshotRequestPayload {
+  /**
+   * The last hostSequence the view applied, or null.
+   */
+  lastHostSequence: number | null;
   [k: string]: unknown;
 }
 /**
@@ -368,40 +496,6 @@ export interface SourceEditCancelPayload {
   [k: string]: unknown;
 }
 /**
- * sourceEditReview (host -> the requesting view).
- */
-export interface SourceEditReview {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "sourceEditReview";
-  payload: SourceEditReviewPayload;
-}
-/**
- * Progress: keeps the request open.
- */
-export interface SourceEditReviewPayload {
-  requestId: RequestId;
-  target: Target;
-  [k: string]: unknown;
-}
-/**
- * sourceEditResult (host -> the requesting view).
- */
-export interface SourceEditResult {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "sourceEditResult";
-  payload: SourceEditResultPayload;
-}
-/**
- * Final: ends the request.
- */
-export interface SourceEditResultPayload {
-  requestId: RequestId;
-  target: Target;
-  [k: string]: unknown;
-}
-/**
  * validateRequest (view -> host).
  */
 export interface ValidateRequest {
@@ -428,23 +522,6 @@ export interface ValidateCancel {
  * A cancel the broker makes for a view that left adds "reason": "view-disconnected".
  */
 export interface ValidateCancelPayload {
-  requestId: RequestId;
-  target: Target;
-  [k: string]: unknown;
-}
-/**
- * validateResult (host -> the requesting view).
- */
-export interface ValidateResult {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "validateResult";
-  payload: ValidateResultPayload;
-}
-/**
- * Final: ends the request.
- */
-export interface ValidateResultPayload {
   requestId: RequestId;
   target: Target;
   [k: string]: unknown;
@@ -481,23 +558,6 @@ export interface CaptureInspectCancelPayload {
   [k: string]: unknown;
 }
 /**
- * captureInspectResult (host -> the requesting view).
- */
-export interface CaptureInspectResult {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "captureInspectResult";
-  payload: CaptureInspectResultPayload;
-}
-/**
- * Final: ends the request. At most 16 MiB of UTF-8 JSON (a byte bound, checked in code); sent to the requesting view only.
- */
-export interface CaptureInspectResultPayload {
-  requestId: RequestId;
-  target: Target;
-  [k: string]: unknown;
-}
-/**
  * exportRequest (view -> host).
  */
 export interface ExportRequest {
@@ -524,23 +584,6 @@ export interface ExportCancel {
  * A cancel the broker makes for a view that left adds "reason": "view-disconnected".
  */
 export interface ExportCancelPayload {
-  requestId: RequestId;
-  target: Target;
-  [k: string]: unknown;
-}
-/**
- * exportResult (host -> the requesting view).
- */
-export interface ExportResult {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "exportResult";
-  payload: ExportResultPayload;
-}
-/**
- * Final: ends the request. At most 16 MiB of UTF-8 JSON (a byte bound, checked in code); sent to the requesting view only.
- */
-export interface ExportResultPayload {
   requestId: RequestId;
   target: Target;
   [k: string]: unknown;
@@ -581,45 +624,6 @@ export interface GraphPublishCancelPayload {
   [k: string]: unknown;
 }
 /**
- * graphPublishState (host -> the requesting view).
- */
-export interface GraphPublishState {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "graphPublishState";
-  payload: GraphPublishStatePayload;
-}
-/**
- * Progress: signing_in carries connectUrl.
- */
-export interface GraphPublishStatePayload {
-  requestId: RequestId;
-  target: Target;
-  phase: "signing_in" | "uploading";
-  connectUrl?: HttpUrl;
-  [k: string]: unknown;
-}
-/**
- * graphPublishResult (host -> the requesting view).
- */
-export interface GraphPublishResult {
-  protocolVersion: ProtocolVersion;
-  workspaceSessionId: WorkspaceSessionId;
-  type: "graphPublishResult";
-  payload: GraphPublishResultPayload;
-}
-/**
- * Final: published carries graphUrl and shareUrl.
- */
-export interface GraphPublishResultPayload {
-  requestId: RequestId;
-  target: Target;
-  status: "published" | "failed" | "cancelled";
-  graphUrl?: HttpUrl;
-  shareUrl?: HttpUrl;
-  [k: string]: unknown;
-}
-/**
  * candidateRequest (view -> host).
  */
 export interface CandidateRequest {
@@ -637,19 +641,73 @@ export interface CandidateRequestPayload {
   [k: string]: unknown;
 }
 /**
- * candidateResult (host -> one view).
+ * connected (broker -> the socket that said hello).
  */
-export interface CandidateResult {
+export interface Connected {
   protocolVersion: ProtocolVersion;
   workspaceSessionId: WorkspaceSessionId;
-  type: "candidateResult";
-  payload: CandidateResultPayload;
+  type: "connected";
+  payload: ConnectedPayload;
+}
+export interface HostConnectedPayload {
+  role: "host";
+  hostEpoch: HostEpoch;
+  views: ViewId[];
+  [k: string]: unknown;
+}
+export interface ViewConnectedPayload {
+  role: "view";
+  viewId: ViewId;
+  hostConnected: boolean;
+  hostEpoch: HostEpoch;
+  [k: string]: unknown;
 }
 /**
- * Goes to the named view if it is connected.
+ * viewState (broker -> host).
  */
-export interface CandidateResultPayload {
-  requestId: RequestId;
+export interface ViewState {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "viewState";
+  payload: ViewStatePayload;
+}
+export interface ViewStatePayload {
   viewId: ViewId;
+  state: ConnectionWord;
+  [k: string]: unknown;
+}
+/**
+ * error (broker -> one socket; host -> every view; view -> host).
+ */
+export interface ErrorMessage {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "error";
+  payload: ErrorPayload;
+}
+/**
+ * The broker's refusal of a frame; requestId when the frame carried a well-formed one.
+ */
+export interface BrokerErrorPayload {
+  code: SocketCode;
+  /**
+   * A static token naming the check that failed.
+   */
+  detail: string;
+  requestId?: RequestId;
+  [k: string]: unknown;
+}
+/**
+ * connectionState (broker -> every view).
+ */
+export interface ConnectionState {
+  protocolVersion: ProtocolVersion;
+  workspaceSessionId: WorkspaceSessionId;
+  type: "connectionState";
+  payload: ConnectionStatePayload;
+}
+export interface ConnectionStatePayload {
+  state: ConnectionWord;
+  hostEpoch: HostEpoch;
   [k: string]: unknown;
 }
