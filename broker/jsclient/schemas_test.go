@@ -110,28 +110,16 @@ func TestSchemasAgreeWithGo(t *testing.T) {
 	cases := goldenCases(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			goOK := c.goErr == nil && c.refusal == nil
-			schemaErr := judge(schemas, c)
-			switch {
-			case goOK == (schemaErr == nil):
-				return
-			case goOK:
-				t.Fatalf("the schema refuses what the broker accepts: %v", schemaErr)
+			rules, err := explain(c, judge(schemas, c))
+			if err != nil {
+				t.Fatal(err)
 			}
-			var rules []string
-			for name, r := range codeOnly {
-				if r.applies(c) {
-					rules = append(rules, name)
-				}
-			}
-			if len(rules) == 0 {
-				t.Fatalf("the broker refuses (%v%v) what the schema accepts, and no code-only rule applies", c.goErr, c.refusal)
-			}
-			sort.Strings(rules)
 			for _, r := range rules {
 				explained[r] = append(explained[r], c.name)
 			}
-			t.Logf("code-only: %s", strings.Join(rules, ", "))
+			if len(rules) > 0 {
+				t.Logf("code-only: %s", strings.Join(rules, ", "))
+			}
 		})
 	}
 	for name := range codeOnly {
@@ -142,6 +130,31 @@ func TestSchemasAgreeWithGo(t *testing.T) {
 	if len(cases) < 250 {
 		t.Errorf("only %d golden cases were read", len(cases))
 	}
+}
+
+// explain compares the broker's verdict on c with the schema's
+// (schemaErr): it returns no rules when they agree, the code-only rules
+// that apply when only the broker refuses, and an error when the schema
+// refuses what the broker accepts or no rule applies.
+func explain(c verdictCase, schemaErr error) ([]string, error) {
+	goOK := c.goErr == nil && c.refusal == nil
+	switch {
+	case goOK == (schemaErr == nil):
+		return nil, nil
+	case goOK:
+		return nil, fmt.Errorf("the schema refuses what the broker accepts: %v", schemaErr)
+	}
+	var rules []string
+	for name, r := range codeOnly {
+		if r.applies(c) {
+			rules = append(rules, name)
+		}
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("the broker refuses (%v%v) what the schema accepts, and no code-only rule applies", c.goErr, c.refusal)
+	}
+	sort.Strings(rules)
+	return rules, nil
 }
 
 // judge is the schema's verdict: the input must be one JSON text (RFC
@@ -206,21 +219,26 @@ func compileSchemas(t testing.TB) map[string]*jsonschema.Schema {
 	return out
 }
 
+// family is a golden folder of JSON documents, the schema that judges
+// them and the Go validator the broker uses for them.
+type family struct {
+	dir, schema string
+	parse       func([]byte) error
+}
+
+var families = []family{
+	{"wire/call", "call.schema.json", func(b []byte) error { _, err := wire.ParseCall(b); return err }},
+	{"wire/answer", "answer.schema.json", func(b []byte) error { _, err := wire.ParseAnswer(b); return err }},
+	{"channel/hello", "channel.schema.json#/$defs/ChannelHello", func(b []byte) error { _, err := wire.ParseHello(b); return err }},
+	{"channel/catalog", "channel.schema.json#/$defs/ChannelCatalog", func(b []byte) error { _, err := wire.ParseCatalog(b); return err }},
+	{"plugin", "plugin.schema.json", func(b []byte) error { _, err := plugins.ParseManifest(b); return err }},
+}
+
 // goldenCases reads every golden folder and asks the Go validator the
 // broker uses for each: wire.ParseCall and ParseAnswer (PROTOCOL section
 // 5), wire.ParseHello and ParseCatalog (section 6), plugins.ParseManifest
 // (section 8) and contract.Validate (section 4).
 func goldenCases(t testing.TB) []verdictCase {
-	families := []struct {
-		dir, schema string
-		parse       func([]byte) error
-	}{
-		{"wire/call", "call.schema.json", func(b []byte) error { _, err := wire.ParseCall(b); return err }},
-		{"wire/answer", "answer.schema.json", func(b []byte) error { _, err := wire.ParseAnswer(b); return err }},
-		{"channel/hello", "channel.schema.json#/$defs/ChannelHello", func(b []byte) error { _, err := wire.ParseHello(b); return err }},
-		{"channel/catalog", "channel.schema.json#/$defs/ChannelCatalog", func(b []byte) error { _, err := wire.ParseCatalog(b); return err }},
-		{"plugin", "plugin.schema.json", func(b []byte) error { _, err := plugins.ParseManifest(b); return err }},
-	}
 	var out []verdictCase
 	for _, f := range families {
 		for name, g := range wiretest.Golden(t, f.dir) {
@@ -500,40 +518,16 @@ func contains(list []string, s string) bool {
 // code-only rule applies.
 func FuzzSchemasAgreeWithGo(f *testing.F) {
 	schemas := compileSchemas(f)
-	families := map[string]verdictCase{}
-	for _, c := range goldenCases(f) {
-		if c.refusal == nil && c.data != nil && !strings.HasPrefix(c.name, "relay/") {
-			f.Add(c.schema, c.data)
-			families[c.schema] = c
+	for i, fam := range families {
+		for _, g := range wiretest.Golden(f, fam.dir) {
+			f.Add(uint8(i), []byte(g.In))
 		}
 	}
-	parse := map[string]func([]byte) error{
-		"call.schema.json":                        func(b []byte) error { _, err := wire.ParseCall(b); return err },
-		"answer.schema.json":                      func(b []byte) error { _, err := wire.ParseAnswer(b); return err },
-		"channel.schema.json#/$defs/ChannelHello": func(b []byte) error { _, err := wire.ParseHello(b); return err },
-		"channel.schema.json#/$defs/ChannelCatalog": func(b []byte) error {
-			_, err := wire.ParseCatalog(b)
-			return err
-		},
-		"plugin.schema.json": func(b []byte) error { _, err := plugins.ParseManifest(b); return err },
-	}
-	f.Fuzz(func(t *testing.T, schema string, data []byte) {
-		p, ok := parse[schema]
-		if !ok {
-			return
-		}
-		c := verdictCase{name: families[schema].name, data: data, schema: schema, goErr: p(data)}
-		schemaErr := judge(schemas, c)
-		switch {
-		case c.goErr == nil && schemaErr != nil:
-			t.Fatalf("the schema refuses what the broker accepts: %v", schemaErr)
-		case c.goErr != nil && schemaErr == nil:
-			for _, r := range codeOnly {
-				if r.applies(c) {
-					return
-				}
-			}
-			t.Fatalf("the broker refuses (%v) what the schema accepts, and no code-only rule applies", c.goErr)
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		fam := families[int(which)%len(families)]
+		c := verdictCase{name: fam.dir + "/fuzz", data: data, schema: fam.schema, goErr: fam.parse(data)}
+		if _, err := explain(c, judge(schemas, c)); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
@@ -556,17 +550,8 @@ func FuzzRelaySchemaAgreesWithGo(f *testing.F) {
 		}
 		_, r := contract.Validate(contract.Frame{Data: data}, ctx)
 		c := verdictCase{name: "relay/fuzz", data: data, schema: schema, refusal: r}
-		schemaErr := judge(schemas, c)
-		switch {
-		case r == nil && schemaErr != nil:
-			t.Fatalf("the schema refuses what the broker accepts: %v", schemaErr)
-		case r != nil && schemaErr == nil:
-			for _, rule := range codeOnly {
-				if rule.applies(c) {
-					return
-				}
-			}
-			t.Fatalf("the broker refuses (%v) what the schema accepts, and no code-only rule applies", r)
+		if _, err := explain(c, judge(schemas, c)); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
