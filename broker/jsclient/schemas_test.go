@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -554,4 +555,58 @@ func FuzzRelaySchemaAgreesWithGo(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestSchemaLimitsMirrorGo: the numeric limits the schemas state are the
+// broker's constants, which golden cases rarely reach.
+func TestSchemaLimitsMirrorGo(t *testing.T) {
+	read := func(file string) any {
+		data, err := os.ReadFile(filepath.Join("schemas", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	docs := map[string]any{}
+	for _, f := range []string{"call", "answer", "descriptor", "channel", "local-ws"} {
+		docs[f] = read(f + ".schema.json")
+	}
+	at := func(file, path string) string {
+		v := docs[file]
+		for _, k := range strings.Split(path, "/") {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		n, ok := v.(json.Number)
+		if !ok {
+			t.Fatalf("%s#/%s is not a number", file, path)
+		}
+		return n.String()
+	}
+	for _, c := range []struct {
+		file, path string
+		want       int64
+	}{
+		{"descriptor", "$defs/Bounds/properties/timeoutMs/maximum", wire.MaxTimeoutMs},
+		{"descriptor", "$defs/Bounds/properties/memoryMiB/maximum", wire.MaxMemoryMiB},
+		{"descriptor", "$defs/Bounds/properties/maxOutputBytes/maximum", wire.MaxOutputBytes},
+		{"descriptor", "$defs/Bounds/properties/maxRequests/maximum", wire.MaxRequests},
+		{"descriptor", "$defs/Tools/maxItems", wire.MaxTools},
+		{"descriptor", "$defs/Tool/properties/description/maxLength", wire.MaxDescriptionLen},
+		{"channel", "$defs/ChannelCatalog/properties/descriptors/maxItems", wire.MaxCatalogDescriptors},
+		{"call", "$defs/Identifier/maxLength", 128},
+		{"answer", "$defs/Count/maximum", 9999999999999999},
+		{"call", "$defs/Version/const", wire.Version},
+		{"local-ws", "$defs/ProtocolVersion/const", contract.ProtocolVersion},
+	} {
+		if got := at(c.file, c.path); got != strconv.FormatInt(c.want, 10) {
+			t.Errorf("%s#/%s = %v, the broker's %v", c.file, c.path, got, c.want)
+		}
+	}
 }
