@@ -40,17 +40,7 @@ func series(t *testing.T, reg *metrics.Registry, id string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "descriptor" && l.GetValue() == id {
-					n++
-				}
-			}
-		}
-	}
-	return n
+	return metrics.SeriesLabelled(mfs, "descriptor", id)
 }
 
 func TestAdmittedDescriptorsHaveZeroSeriesAndRetiredOnesNone(t *testing.T) {

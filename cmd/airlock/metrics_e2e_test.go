@@ -1,9 +1,11 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,17 +33,7 @@ func families(t *testing.T, p *proc) map[string]*dto.MetricFamily {
 
 // descriptorSeries counts the series labelled descriptor=id.
 func descriptorSeries(mfs map[string]*dto.MetricFamily, id string) int {
-	n := 0
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "descriptor" && l.GetValue() == id {
-					n++
-				}
-			}
-		}
-	}
-	return n
+	return metrics.SeriesLabelled(slices.Collect(maps.Values(mfs)), "descriptor", id)
 }
 
 // TestMetricsAnSRECanUse scrapes the real broker right after it listens:
