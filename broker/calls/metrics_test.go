@@ -2,6 +2,7 @@ package calls
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -110,5 +111,41 @@ func TestACallEndingAfterRetirementLeavesNoSeries(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(reg.ToolCalls.WithLabelValues(metrics.Other, metrics.Other, "ok")); got != 1 {
 		t.Fatalf("the late call was not counted under OTHER: %v", got)
+	}
+}
+
+// TestDeclaredToolsAreBounded: a catalog of 256 descriptors of 64 tools
+// (what a peer may send) declares at most MaxDeclaredTools tools ahead of
+// their calls; the others get series at their first call, and every
+// series goes when the catalog does.
+func TestDeclaredToolsAreBounded(t *testing.T) {
+	src := &mutable{}
+	r, reg := newRouter(src)
+	var routes []Route
+	tools := make([]string, wire.MaxTools)
+	for i := range tools {
+		tools[i] = fmt.Sprintf("t%d", i)
+	}
+	for i := range wire.MaxCatalogDescriptors {
+		routes = append(routes, Route{Descriptor: desc(fmt.Sprintf("d%03d", i), tools...), Executor: "page", To: wire.ExecutorFunc(ok)})
+	}
+	src.set(routes...)
+	r.SyncMetrics()
+	got := testutil.CollectAndCount(reg.ToolTimeouts)
+	if want := MaxDeclaredTools + 1; got != want { // + OTHER, OTHER
+		t.Fatalf("%d tools declared, want %d", got, want)
+	}
+	last := fmt.Sprintf("d%03d", wire.MaxCatalogDescriptors-1)
+	if n := series(t, reg, last); n != 1 { // its fetch histogram only
+		t.Fatalf("an undeclared descriptor has %d series", n)
+	}
+	r.Call(context.Background(), call(last, "t7"))
+	if v := testutil.ToFloat64(reg.ToolCalls.WithLabelValues(last, "t7", "ok")); v != 1 {
+		t.Fatalf("an undeclared tool's call was not counted: %v", v)
+	}
+	src.set()
+	r.SyncMetrics()
+	if n := testutil.CollectAndCount(reg.ToolCalls); n != len(metrics.Outcomes()) {
+		t.Fatalf("%d tool_calls series left, want OTHER's %d", n, len(metrics.Outcomes()))
 	}
 }

@@ -168,24 +168,27 @@ func (r *Router) observe(rt Route, found bool, c wire.Call, outcome string, a wi
 	}
 }
 
+// MaxDeclaredTools bounds how many (descriptor, tool) pairs SyncMetrics
+// declares ahead of their first call, about 40 series each: a peer's
+// catalog may list 256 descriptors of 64 tools, and declaring them all
+// would let one page grow the exposition by hundreds of thousands of
+// lines. Past the bound (taken in routing order, so local plugins first) a
+// tool's series appear at its first call, as before, and are still
+// deleted when its descriptor leaves.
+const MaxDeclaredTools = 256
+
 // SyncMetrics declares at zero the series of every routable descriptor
-// (each tool and OTHER, by every outcome but unattributed-call) and deletes
-// those of descriptors and tools no longer routable: a plugin retired, a
-// peer's catalog that dropped one, a peer that left (RATIONALE.md, "Why is
-// every closed label set declared at zero?"). The broker runs it after
-// every change to what the router lists; it reads the sources' routes,
-// which take no lock, so it may run under a source's lock.
+// (each tool and OTHER, by every outcome but unattributed-call; up to
+// MaxDeclaredTools) and deletes those of descriptors and tools no longer
+// routable: a plugin retired, a peer's catalog that dropped one, a page
+// that left (RATIONALE.md, "Why is every closed label set declared at
+// zero?"). The broker runs it after every change to what the router
+// lists; it reads the sources' routes, which take no lock, so it may run
+// under a source's lock.
 func (r *Router) SyncMetrics() {
 	r.labelMu.Lock()
 	defer r.labelMu.Unlock()
-	now := map[string]map[string]bool{}
-	for _, d := range r.Descriptors() {
-		tools := map[string]bool{metrics.Other: true}
-		for _, t := range d.Tools {
-			tools[t.Name] = true
-		}
-		now[d.DescriptorID] = tools
-	}
+	now := r.routable()
 	m := r.metrics
 	for id, tools := range r.labelled {
 		if _, ok := now[id]; !ok {
@@ -197,7 +200,7 @@ func (r *Router) SyncMetrics() {
 			continue
 		}
 		for t := range tools {
-			if !now[id][t] {
+			if _, ok := now[id][t]; !ok {
 				l := prometheus.Labels{"descriptor": id, "tool": t}
 				m.ToolCalls.DeletePartialMatch(l)
 				m.ToolCallDuration.DeletePartialMatch(l)
@@ -208,8 +211,8 @@ func (r *Router) SyncMetrics() {
 	outcomes := metrics.Outcomes()
 	for id, tools := range now {
 		m.ToolFetchRequests.WithLabelValues(id)
-		for t := range tools {
-			if r.labelled[id][t] {
+		for t, declare := range tools {
+			if !declare || r.labelled[id][t] {
 				continue
 			}
 			for _, o := range outcomes {
@@ -222,6 +225,41 @@ func (r *Router) SyncMetrics() {
 		}
 	}
 	r.labelled = now
+}
+
+// routable maps every routable descriptor to its tools and OTHER, each
+// true when its series are declared: in routing order, until
+// MaxDeclaredTools pairs are.
+func (r *Router) routable() map[string]map[string]bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	now := map[string]map[string]bool{}
+	declared := 0
+	for _, s := range r.sources {
+		for _, rt := range s.Routes() {
+			d := rt.Descriptor
+			if _, seen := now[d.DescriptorID]; seen {
+				continue
+			}
+			tools := map[string]bool{}
+			for _, name := range append([]string{metrics.Other}, toolNames(d)...) {
+				tools[name] = declared < MaxDeclaredTools
+				if tools[name] {
+					declared++
+				}
+			}
+			now[d.DescriptorID] = tools
+		}
+	}
+	return now
+}
+
+func toolNames(d *wire.Descriptor) []string {
+	out := make([]string, len(d.Tools))
+	for i, t := range d.Tools {
+		out[i] = t.Name
+	}
+	return out
 }
 
 // outcomeOf is "ok" or the refusal's rule id; a rule outside the
