@@ -81,7 +81,7 @@ func TestServeTokenIsCheckedOnEveryV1Route(t *testing.T) {
 		t.Errorf("GET /v1/tools with the token: %d", code)
 	}
 	metrics := scrape(t, p)
-	if !strings.Contains(metrics, `airlock_auth_refusals_total{code="INVALID_CREDENTIALS",endpoint="v1"} 10`) {
+	if !strings.Contains(metrics, `airlock_auth_refusals_total{code="invalid-credentials",endpoint="v1"} 10`) {
 		t.Errorf("auth refusals not counted:\n%s", grep(metrics, "auth_refusals"))
 	}
 }
