@@ -307,7 +307,8 @@ func TestChannelAuthAttacksEndToEnd(t *testing.T) {
 
 // TestChannelRevokedWhileConnected: `pair rm` closes the live connection
 // 1008 bearer-refused, its calls settle machine-closed, and the
-// environment cannot come back with that bearer.
+// environment cannot come back with that bearer: it stops with one ERROR
+// line and exit 3 instead of retrying for ever.
 func TestChannelRevokedWhileConnected(t *testing.T) {
 	t.Parallel()
 	w := newChanWorld(t)
@@ -325,6 +326,21 @@ func TestChannelRevokedWhileConnected(t *testing.T) {
 	})
 	if a := w.call("after", "slow", w.slow, "echo", `{}`); a.Refused != wire.UnattributedCall {
 		t.Errorf("after revocation: %+v", a)
+	}
+	if code := env.Wait(time.Minute); code != exitRefused {
+		t.Errorf("the refused environment exited %d, want %d", code, exitRefused)
+	}
+	var stopped []string
+	for _, line := range scanLines(env.Stderr()) {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			stopped = append(stopped, line)
+		}
+	}
+	if len(stopped) != 1 || !strings.Contains(stopped[0], "bearer-refused") || !strings.Contains(stopped[0], "airlock pair add") {
+		t.Errorf("want one ERROR line naming bearer-refused and the fix, got %q", stopped)
+	}
+	if strings.Contains(env.Stderr(), `"msg":"reconnecting"`) {
+		t.Errorf("the environment retried a refused bearer:\n%s", env.Stderr())
 	}
 }
 
@@ -533,7 +549,10 @@ func TestChannelChaos(t *testing.T) {
 		envA = w.startEnv(bearerA, pa, "AIRLOCK_ENV_BACKOFF_MAX_MS=200")
 		if r%2 == 0 {
 			w.unpair("b")
-			envB.Stop()
+			// Its bearer refused, the environment stops by itself (exit 3).
+			if code := envB.Wait(time.Minute); code != exitRefused {
+				t.Errorf("the unpaired environment exited %d", code)
+			}
 			bearerB = w.pair("b")
 			envB = w.startEnv(bearerB, pb, "AIRLOCK_ENV_BACKOFF_MAX_MS=200")
 		} else {
