@@ -63,16 +63,6 @@ func usageErr(format string, a ...any) error {
 // configErr is a configuration or secret that cannot be used (exit 2).
 func configErr(err error) error { return &exitError{code: exitUsage, msg: err.Error(), err: err} }
 
-// failed is a command that could not do its job (exit 1).
-func failed(format string, a ...any) error {
-	return &exitError{code: exitFailed, msg: fmt.Sprintf(format, a...)}
-}
-
-// refused is a refusal by name (exit 3); msg may be empty.
-func refused(format string, a ...any) error {
-	return &exitError{code: exitRefused, msg: fmt.Sprintf(format, a...)}
-}
-
 // exitSilently ends with code; the command has already said why.
 func exitSilently(code int) error { return &exitError{code: code} }
 

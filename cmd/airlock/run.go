@@ -36,8 +36,9 @@
 //
 // Write results to cmd.OutOrStdout() and logs to cmd.ErrOrStderr().
 // Return nil (exit 0), a plain error (exit 1), or one of exit.go's:
-// usageErr and configErr (2), refused (3), exitSilently(code) when a log line
-// already said why. A bad flag is a usage error by itself. Use the
+// usageErr and configErr (exit 2), brokerErr (3 for a refused launch
+// token), exitSilently(code) when the output already said why (a refused
+// call's answer, a log line). A bad flag is a usage error by itself. Use the
 // shared flag sets where they apply: addBrokerFlags for --broker and
 // --token-file (every command that talks to a running broker),
 // addSettingsFlags for the broker's settings, readArgs for a JSON
