@@ -493,9 +493,9 @@ func TestChannelChaos(t *testing.T) {
 	w.waitServing("gb", w.bounds)
 	before, callsBefore := scrape(t, w.broker), w.calls.Load()
 
-	// shutting-down: env B is stopped with SIGTERM after its pairing is
-	// revoked; until the revocation closes its socket, a draining
-	// environment answers new calls shutting-down, as documented.
+	// shutting-down: an environment that drains (SIGTERM) answers new
+	// calls shutting-down, as documented; env B, revoked, stops by itself
+	// instead, and env A is killed, so this is a margin.
 	// exec-timeout: an environment starved of CPU by the chaos (and by a
 	// loaded machine) may meet its own time bound; that call still
 	// settles exactly once, which is what this test is about.
