@@ -132,10 +132,10 @@ func TestSessionMintCommand(t *testing.T) {
 	}
 	p.bootstrap(t, &m) // the printed credential works with the broker's own origin
 	code, _, errOut = runCLI(t, []string{"AIRLOCK_LOCAL_TOKEN=wrong"}, "mint", "--broker", p.URL())
-	if code != exitFailed || !strings.Contains(errOut, "401 INVALID_CREDENTIALS") {
+	if code != exitRefused || !strings.Contains(errOut, "401 INVALID_CREDENTIALS") {
 		t.Fatalf("wrong token: %d %q", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, nil, "mint", "--help"); code != 0 || !strings.Contains(errOut, "only Airlock command that prints a credential") {
-		t.Fatalf("help: %d %q", code, errOut)
+	if code, out, _ := runCLI(t, nil, "mint", "--help"); code != 0 || !strings.Contains(out, "only Airlock command that prints a credential") {
+		t.Fatalf("help: %d %q", code, out)
 	}
 }
