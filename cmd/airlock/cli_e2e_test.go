@@ -262,7 +262,7 @@ func TestVersion(t *testing.T) {
 	want := "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == wazeroPath {
+			if d.Path == "github.com/tetratelabs/wazero" {
 				want = d.Version
 			}
 		}
