@@ -1,4 +1,4 @@
-package jsclient
+package jsclient_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // executor would; suites added later run here too). The parity suite
 // skips here: TestWireParity runs it with its cases.
 func TestNodeSuites(t *testing.T) {
-	nodeBin := node(t)
+	nodeBin := nodeOrSkip(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go is not on PATH: cannot build the broker")

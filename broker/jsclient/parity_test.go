@@ -1,4 +1,4 @@
-package jsclient
+package jsclient_test
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ import (
 // (test/parity.test.mjs), which fails on any verdict, or value, that
 // differs and shows the input (PROTOCOL section 12).
 func TestWireParity(t *testing.T) {
-	nodeBin := node(t)
+	nodeBin := nodeOrSkip(t)
 	inputs := parityInputs(t)
 	path := filepath.Join(t.TempDir(), "cases.jsonl")
 	writeCases(t, path, inputs)

@@ -1,21 +1,19 @@
-package jsclient
+package jsclient_test
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The package's goleak TestMain is in schemas_test.go.
 
-// node returns the node binary, after checking that `npm ci` has run in
+// nodeOrSkip returns the node binary, after checking that `npm ci` has run in
 // this folder (the build and the door's tests need node_modules). Without
 // either the test skips, unless AIRLOCK_REQUIRE_NODE is set (CI sets it),
 // as cmd/airlock's TestMCPTypeScriptClient does.
-func node(t *testing.T) string {
+func nodeOrSkip(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("node")
 	_, modErr := os.Stat(filepath.Join("node_modules", "typescript", "bin", "tsc"))
