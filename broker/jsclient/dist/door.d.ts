@@ -1,25 +1,6 @@
 import { type Budget, type Call, type JSONObject, type Rule } from "./wire.js";
-/** The bounds of a descriptor (PROTOCOL section 7). */
-export interface Bounds {
-    timeoutMs: number;
-    memoryMiB: number;
-    maxOutputBytes: number;
-    maxRequests: number;
-    allowedHosts?: string[];
-    roots?: string[];
-}
-/** One tool a descriptor declares. */
-export interface Tool {
-    name: string;
-    description: string;
-    inputSchema: JSONObject;
-}
-/** A descriptor the door serves: a /v1/tools entry without executor. */
-export interface Descriptor {
-    descriptorId: string;
-    tools: Tool[];
-    bounds: Bounds;
-}
+import type { Bounds, Descriptor, Tool } from "./generated/channel.js";
+export type { Bounds, Descriptor, Tool };
 /** What a handler returns: an observation or a refusal (use observe and
  * refuse). The door fills in v and the call's callId. */
 export type HandlerResult = {

@@ -321,7 +321,7 @@ function encode(callId, r, bounds) {
 // budgetAgrees is executors/wire Bounds.BudgetAgrees: the broker treats a
 // budget that contradicts the bounds as an invalid frame.
 function budgetAgrees(b, bounds) {
-    return b.requestsLimit === bounds.maxRequests && b.requestsUsed <= b.requestsLimit;
+    return b.requestsLimit === (bounds.maxRequests ?? 0) && b.requestsUsed <= b.requestsLimit;
 }
 function send(ws, frame) {
     try {
@@ -332,17 +332,18 @@ function send(ws, frame) {
         return false;
     }
 }
-// normalize copies descriptors with the bounds as the broker encodes them
-// (absent lists are empty lists), which is what boundsEcho echoes.
+// normalize copies descriptors as the broker encodes them (Go's zero
+// values: an absent description is "", absent maxRequests 0, absent lists
+// empty lists), which is what boundsEcho echoes.
 function normalize(ds) {
     return ds.map((d) => ({
         descriptorId: d.descriptorId,
-        tools: d.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+        tools: d.tools.map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema })),
         bounds: {
             timeoutMs: d.bounds.timeoutMs,
             memoryMiB: d.bounds.memoryMiB,
             maxOutputBytes: d.bounds.maxOutputBytes,
-            maxRequests: d.bounds.maxRequests,
+            maxRequests: d.bounds.maxRequests ?? 0,
             allowedHosts: [...(d.bounds.allowedHosts ?? [])],
             roots: [...(d.bounds.roots ?? [])],
         },

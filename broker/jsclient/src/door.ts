@@ -35,29 +35,11 @@ import {
   type Rule,
 } from "./wire.js";
 
-/** The bounds of a descriptor (PROTOCOL section 7). */
-export interface Bounds {
-  timeoutMs: number;
-  memoryMiB: number;
-  maxOutputBytes: number;
-  maxRequests: number;
-  allowedHosts?: string[];
-  roots?: string[];
-}
-
-/** One tool a descriptor declares. */
-export interface Tool {
-  name: string;
-  description: string;
-  inputSchema: JSONObject;
-}
-
-/** A descriptor the door serves: a /v1/tools entry without executor. */
-export interface Descriptor {
-  descriptorId: string;
-  tools: Tool[];
-  bounds: Bounds;
-}
+// The descriptor types are the ones generated from the contract's JSON
+// Schema (schemas/channel.schema.json), so the door's catalog cannot
+// drift from what the broker accepts.
+import type { Bounds, Descriptor, Tool } from "./generated/channel.js";
+export type { Bounds, Descriptor, Tool };
 
 /** What a handler returns: an observation or a refusal (use observe and
  * refuse). The door fills in v and the call's callId. */
@@ -446,7 +428,7 @@ function encode(callId: string, r: HandlerResult, bounds?: Bounds): { text: stri
 // budgetAgrees is executors/wire Bounds.BudgetAgrees: the broker treats a
 // budget that contradicts the bounds as an invalid frame.
 function budgetAgrees(b: Budget, bounds: Bounds): boolean {
-  return b.requestsLimit === bounds.maxRequests && b.requestsUsed <= b.requestsLimit;
+  return b.requestsLimit === (bounds.maxRequests ?? 0) && b.requestsUsed <= b.requestsLimit;
 }
 
 function send(ws: WebSocketLike, frame: string): boolean {
@@ -458,17 +440,18 @@ function send(ws: WebSocketLike, frame: string): boolean {
   }
 }
 
-// normalize copies descriptors with the bounds as the broker encodes them
-// (absent lists are empty lists), which is what boundsEcho echoes.
+// normalize copies descriptors as the broker encodes them (Go's zero
+// values: an absent description is "", absent maxRequests 0, absent lists
+// empty lists), which is what boundsEcho echoes.
 function normalize(ds: readonly Descriptor[]): Descriptor[] {
   return ds.map((d) => ({
     descriptorId: d.descriptorId,
-    tools: d.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    tools: d.tools.map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema })) as Descriptor["tools"],
     bounds: {
       timeoutMs: d.bounds.timeoutMs,
       memoryMiB: d.bounds.memoryMiB,
       maxOutputBytes: d.bounds.maxOutputBytes,
-      maxRequests: d.bounds.maxRequests,
+      maxRequests: d.bounds.maxRequests ?? 0,
       allowedHosts: [...(d.bounds.allowedHosts ?? [])],
       roots: [...(d.bounds.roots ?? [])],
     },

@@ -256,3 +256,17 @@ test("closing while a ws socket is still connecting neither throws nor retries",
   assert.deepEqual(await door.done, { code: 1000, reason: "" });
   assert.ok(!events.some((e) => e.type === "reconnecting"));
 });
+
+test("a catalog leaving out what the schema makes optional is sent, and echoed, as the broker encodes it", async () => {
+  const lean = [{ descriptorId: "d", tools: [{ name: "t", inputSchema: {} }], bounds: { timeoutMs: 60000, memoryMiB: 16, maxOutputBytes: 64 } }];
+  const { door, sockets } = setup(() => observe({ ok: 1 }), { catalog: lean });
+  const sent = JSON.parse(await sockets[0].frame(0));
+  assert.deepEqual(sent.descriptors[0], {
+    descriptorId: "d",
+    tools: [{ name: "t", description: "", inputSchema: {} }],
+    bounds: { timeoutMs: 60000, memoryMiB: 16, maxOutputBytes: 64, maxRequests: 0, allowedHosts: [], roots: [] },
+  });
+  sockets[0].deliver(callText({ boundsEcho: { roots: [], allowedHosts: [], maxRequests: 0, maxOutputBytes: 64, memoryMiB: 16, timeoutMs: 60000 } }));
+  assert.deepEqual(parseAnswer(await sockets[0].frame(1)).value.observed, { ok: 1 });
+  await door.close(0);
+});

@@ -1,0 +1,7 @@
+const checks = {
+    call: true,
+    answer: true,
+    rule: true,
+};
+void checks;
+export {};
