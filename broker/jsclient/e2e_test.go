@@ -29,7 +29,7 @@ func TestNodeSuites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nodeBin, "--test", "--test-timeout=120000", "test/")
-	cmd.Env = append(os.Environ(), "AIRLOCK_BIN="+bin)
+	cmd.Env = append(nodeEnv(), "AIRLOCK_BIN="+bin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test test/: %v\n%s", err, tail(string(out), 8000))
@@ -38,4 +38,18 @@ func TestNodeSuites(t *testing.T) {
 		t.Fatalf("a suite did not see AIRLOCK_BIN:\n%s", tail(string(out), 4000))
 	}
 	t.Logf("node suites:\n%s", tail(string(out), 600))
+}
+
+// nodeEnv is this process's environment without its AIRLOCK_* variables
+// (AIRLOCK_REQUIRE_NODE and the like steer the Go tests): the brokers the
+// suites launch inherit the environment, and a broker refuses an
+// AIRLOCK_* variable it does not know.
+func nodeEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AIRLOCK_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
