@@ -118,7 +118,9 @@ func (v *Values) Plugins() []string {
 	return ids
 }
 
-func (v Values) redacted() string { return fmt.Sprintf("plugin config for %d plugins (values redacted)", len(v.m)) }
+func (v Values) redacted() string {
+	return fmt.Sprintf("plugin config for %d plugins (values redacted)", len(v.m))
+}
 
 // Format prints a count, whatever the verb.
 func (v Values) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(v.redacted())) }
