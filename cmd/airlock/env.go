@@ -59,8 +59,8 @@ func runEnv(args []string, stdout, stderr io.Writer) int {
 	return env(cfg, bearer, stdout, stderr)
 }
 
-// env runs the environment until SIGTERM or SIGINT, rescanning plugins on
-// SIGHUP.
+// env runs the environment until SIGTERM or SIGINT, re-reading plugin
+// values and rescanning plugins on SIGHUP.
 func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Writer) int {
 	logger := newLogger(stderr, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -86,7 +86,7 @@ func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Wr
 		return exitFailed
 	}
 	cat.OnChange(client.CatalogChanged)
-	go reloadOnHUP(ctx, func() { cat.Scan(ctx) })
+	go reloadOnHUP(ctx, func() { local.Reload(ctx) })
 	err = client.Run(ctx, time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
 	if errors.Is(err, envclient.ErrReplaced) {
 		logger.Error("stopped", "err", err)
