@@ -67,7 +67,7 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *met
 }
 
 // Reload is SIGHUP's work for the local tools: it re-reads the plugin
-// values (config.ReadPluginConfig; on an error, logged with its path and
+// values (the config's ReadPluginConfig; on an error, logged with its path and
 // never a value, the values read before stay) and rescans the plugins.
 // Calls that start afterwards read the new values; no plugin is
 // re-admitted for a value's sake.

@@ -90,7 +90,7 @@ func settingsUsage(fs *flag.FlagSet, w io.Writer, synopsis string) func() {
 		fmt.Fprintln(w, "\nsettings (config-file key, environment variable, default):")
 		for _, st := range config.Settings {
 			env := st.Env()
-			if st.Key == "roots" {
+			if st.Key == "roots" || st.Key == "plugin_config" {
 				env = "no environment variable"
 			}
 			if len(st.Aliases) > 0 {
