@@ -84,9 +84,10 @@ func (b *Broker) refused(endpoint string, c contract.Code) {
 	b.metrics.AuthRefused(endpoint, string(c))
 }
 
-// Reload rescans plugins and pairings (SIGHUP).
+// Reload re-reads the plugin values and rescans plugins and pairings
+// (SIGHUP).
 func (b *Broker) Reload(ctx context.Context) {
-	b.Catalog.Scan(ctx)
+	b.local.Reload(ctx)
 	if err := b.Channel.Reload(); err != nil {
 		b.logger.Error("pairings reload failed", "err", err)
 	}

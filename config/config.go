@@ -25,6 +25,7 @@ import (
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/secret"
 )
 
@@ -57,7 +58,15 @@ type Config struct {
 	Env     Env     `koanf:"env"`
 	MCP     MCP     `koanf:"mcp"`
 
+	// PluginConfig is the operator's named values for plugins, the config
+	// file's plugin_config section resolved (files and environment
+	// variables read) by Load. It never prints; see package plugincfg.
+	PluginConfig *plugincfg.Values `koanf:"-"`
+
 	dump map[string]any // the merged layers, for Dump
+	// reread is ReadPluginConfig's work: a closure, so that the environment
+	// it holds (the launch token among it) is never printed with c.
+	reread func() (*plugincfg.Values, error)
 }
 
 // HTTP bounds what a client can hold on the broker's listeners (see
@@ -153,6 +162,7 @@ var Settings = []Setting{
 	{Key: "data", Default: DefaultDataDir(), Help: "data directory: pairings file and compilation cache"},
 	{Key: "plugins", Default: "", Help: "drop-in plugins folder (empty: none)"},
 	{Key: "roots", Default: map[string]any{}, Help: "root name to host directory, mounted read-only (config file or --root NAME=DIR only)"},
+	{Key: plugincfg.Key, Default: map[string]any{}, Help: "values for plugins: plugin_config.ID.NAME is a string, {file: PATH} (mode 0600) or {env: VAR}; config file only, re-read on SIGHUP"},
 	{Key: "no_builtin", Default: false, Help: "leave the bundled plugins out"},
 	{Key: "log_level", Default: "info", Help: "debug, info, warn or error"},
 	{Key: "shutdown_grace_ms", Default: 10000, Help: "how long SIGTERM waits for in-flight calls"},
@@ -227,7 +237,11 @@ func Load(src Sources) (*Config, error) {
 			return nil, fmt.Errorf("config: file %s: %w", src.File, err)
 		}
 	}
-	if err := loadEnviron(k, src.Environ); err != nil {
+	// The plugin values leave the tree before anything else sees it: they
+	// are resolved on their own and never dumped.
+	rawPlugins := k.Get(plugincfg.Key)
+	k.Delete(plugincfg.Key)
+	if err := loadEnviron(k, src.Environ, plugincfg.EnvRefs(rawPlugins)); err != nil {
 		return nil, err
 	}
 	if err := k.Load(confmap.Provider(src.Flags, "."), nil); err != nil {
@@ -256,8 +270,40 @@ func Load(src Sources) (*Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if c.PluginConfig, err = plugincfg.Resolve(rawPlugins, src.Environ); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	c.dump = k.All()
+	c.reread = func() (*plugincfg.Values, error) { return rereadPluginConfig(src.File, src.Environ) }
 	return &c, nil
+}
+
+// ReadPluginConfig reads the config file's plugin_config section again,
+// with the files and the environment it names, as Load did: SIGHUP takes
+// a changed value or a rotated secret file without a restart. Nothing
+// else of the file is re-read. On an error the caller keeps the values it
+// has (RATIONALE.md, "Why are plugin values re-read on SIGHUP, and
+// looked up per call?").
+func (c *Config) ReadPluginConfig() (*plugincfg.Values, error) {
+	if c.reread == nil { // not made by Load
+		return c.PluginConfig, nil
+	}
+	return c.reread()
+}
+
+func rereadPluginConfig(path string, environ []string) (*plugincfg.Values, error) {
+	if path == "" {
+		return plugincfg.Resolve(nil, nil)
+	}
+	k := koanf.New(".")
+	if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+		return nil, fmt.Errorf("config: file %s: %w", path, err)
+	}
+	v, err := plugincfg.Resolve(k.Get(plugincfg.Key), environ)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return v, nil
 }
 
 // secretEnv are the variables package secret reads (the launch token, the
@@ -273,13 +319,14 @@ var secretEnv = func() map[string]bool {
 }()
 
 // loadEnviron loads the seed aliases, then AIRLOCK_* over them, with koanf's
-// env provider. An AIRLOCK_* variable that names no setting is an error, so
-// a typo is not silently ignored.
-func loadEnviron(k *koanf.Koanf, environ []string) error {
+// env provider. An AIRLOCK_* variable that names no setting (nor a secret,
+// nor a plugin value's {env: NAME} in refs) is an error, so a typo is not
+// silently ignored.
+func loadEnviron(k *koanf.Koanf, environ []string, refs map[string]bool) error {
 	byEnv, byAlias := map[string]string{}, map[string]string{}
 	for _, s := range Settings {
-		if s.Key == "roots" {
-			continue // a map: set it in the file or with --root
+		if s.Key == "roots" || s.Key == plugincfg.Key {
+			continue // a map: set it in the file (or with --root)
 		}
 		byEnv[s.Env()] = s.Key
 		for _, a := range s.Aliases {
@@ -296,7 +343,7 @@ func loadEnviron(k *koanf.Koanf, environ []string) error {
 	var unknown string
 	own := env.Provider(".", env.Opt{Prefix: "AIRLOCK_", EnvironFunc: environFunc, TransformFunc: func(name, v string) (string, any) {
 		key, ok := byEnv[name]
-		if !ok && !secretEnv[name] && unknown == "" {
+		if !ok && !secretEnv[name] && !refs[name] && unknown == "" {
 			unknown = name
 		}
 		return key, v
@@ -405,11 +452,17 @@ func IsLoopback(addr string) bool {
 }
 
 // Dump returns the merged settings as sorted KEY=VALUE lines, for
-// `--print-config`. It holds no secrets because no layer carries one.
+// `--print-config`. It holds no secrets because no layer carries one: the
+// plugin values are listed by name, each as "(redacted)".
 func (c *Config) Dump() []string {
 	var lines []string
 	for key, v := range c.dump {
 		lines = append(lines, fmt.Sprintf("%s=%v", key, v))
+	}
+	for _, id := range c.PluginConfig.Plugins() {
+		for _, name := range c.PluginConfig.Names(id) {
+			lines = append(lines, fmt.Sprintf("%s.%s.%s=(redacted)", plugincfg.Key, id, name))
+		}
 	}
 	sort.Strings(lines)
 	return lines

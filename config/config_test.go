@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,5 +176,75 @@ func TestHTTPBoundsDefaultsAndValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "http."+key) {
 			t.Errorf("http.%s = 0: %v, want a refusal naming the key", key, err)
 		}
+	}
+}
+
+// TestPluginConfig: plugin_config is resolved at Load (file and
+// environment read then), never reaches Dump or %v, and errors name the
+// path without the value.
+func TestPluginConfig(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "weather.key")
+	if err := os.WriteFile(key, []byte("file-secret-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "airlock.yaml")
+	yaml := "plugins: /srv/plugins\nplugin_config:\n  weather:\n    region: plain-secret-2\n    api_key: {file: " + key + "}\n    backup: {env: AIRLOCK_WEATHER_BACKUP}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// An AIRLOCK_ variable a value names is not an unknown setting.
+	c := load(t, Sources{File: file, Environ: []string{"AIRLOCK_WEATHER_BACKUP=env-secret-3"}})
+	if c.Plugins != "/srv/plugins" {
+		t.Errorf("plugins %q: the folder key is unchanged", c.Plugins)
+	}
+	for name, want := range map[string]string{"region": "plain-secret-2", "api_key": "file-secret-1", "backup": "env-secret-3"} {
+		if got, ok := c.PluginConfig.Get("weather", name); !ok || got != want {
+			t.Errorf("%s = %q %v", name, got, ok)
+		}
+	}
+	printed := strings.Join(c.Dump(), "\n") + fmt.Sprintf("%v %+v", c, *c)
+	for _, v := range []string{"file-secret-1", "plain-secret-2", "env-secret-3"} {
+		if strings.Contains(printed, v) {
+			t.Errorf("%s printed:\n%s", v, printed)
+		}
+	}
+	if !strings.Contains(printed, "plugin_config.weather.api_key=(redacted)") {
+		t.Errorf("Dump does not list the names:\n%s", printed)
+	}
+
+	// SIGHUP's re-read: a rotated file and a changed section are seen.
+	if err := os.WriteFile(key, []byte("file-secret-rotated\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(yaml, "plain-secret-2", "plain-changed", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.ReadPluginConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := v.Get("weather", "api_key"); got != "file-secret-rotated" {
+		t.Errorf("rotated file: %q", got)
+	}
+	if got, _ := v.Get("weather", "region"); got != "plain-changed" {
+		t.Errorf("changed value: %q", got)
+	}
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadPluginConfig(); err == nil || err.Error() != "config: plugin_config.weather.api_key: file "+key+" is readable by group or others; chmod 600 it" {
+		t.Errorf("re-read of an open file: %v", err)
+	}
+	_, err = Load(Sources{File: file, Environ: []string{"AIRLOCK_WEATHER_BACKUP=env-secret-3"}})
+	if err == nil || !strings.HasPrefix(err.Error(), "config: plugin_config.weather.api_key: file ") || strings.Contains(err.Error(), "rotated") {
+		t.Errorf("Load of an open file: %v", err)
+	}
+	_, err = Load(Sources{File: file})
+	if err == nil || !strings.Contains(err.Error(), "plugin_config.weather") {
+		t.Errorf("Load with the variable unset: %v", err)
+	}
+	if v, err := load(t, Sources{}).ReadPluginConfig(); err != nil || len(v.Plugins()) != 0 {
+		t.Errorf("no file: %v %v", v, err)
 	}
 }

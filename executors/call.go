@@ -10,6 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -134,7 +135,9 @@ type callState struct {
 	alloc        *limitedAllocator
 	stderr       boundedBuffer
 	logLines     int
-	pending      []byte // fetch response awaiting fetch_read
+	pending      []byte            // fetch response awaiting fetch_read
+	values       *plugincfg.Values // the operator's values, taken at the first config_get
+	undeclared   int               // config_get asks for undeclared names
 }
 
 type stateKey struct{}

@@ -7,16 +7,19 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/executors/wire"
 )
 
 // hostModuleName is the import module guests use for broker services.
 const hostModuleName = "airlock"
 
-// Per-call bounds on the log host function.
+// Per-call bounds on the log host function, and on the log lines of
+// config_get asks for undeclared names.
 const (
-	maxLogLines     = 64
-	maxLogLineBytes = 2048
+	maxLogLines       = 64
+	maxLogLineBytes   = 2048
+	maxUndeclaredLogs = 8
 )
 
 // hostModule defines the "airlock" import module (plugins/sdk/ABI.md has
@@ -25,6 +28,7 @@ const (
 //	fetch(req_ptr, req_len i32) -> resp_len i32
 //	fetch_read(buf_ptr, buf_len i32) -> copied i32
 //	log(msg_ptr, msg_len i32)
+//	config_get(name_ptr, name_len, buf_ptr, buf_len i32) -> value_len i32
 //
 // Each function finds its call in the context; a refusal is recorded
 // there and ends the call by panicking out of the guest.
@@ -42,6 +46,10 @@ func (r *Runtime) hostModule() wazero.HostModuleBuilder {
 		WithGoModuleFunction(api.GoModuleFunc(hostLog), []api.ValueType{i32, i32}, nil).
 		WithParameterNames("msg_ptr", "msg_len").
 		Export("log")
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostConfigGet), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("name_ptr", "name_len", "buf_ptr", "buf_len").
+		Export("config_get")
 	return b
 }
 
@@ -97,4 +105,49 @@ func hostLog(ctx context.Context, m api.Module, stack []uint64) {
 	}
 	msg := guestBytes(s, m, stack[0], min(stack[1], maxLogLineBytes))
 	s.logger().Info("guest log", "line", strings.ToValidUTF8(string(msg), "\uFFFD"))
+}
+
+// configNotFound is config_get's answer for a name that is not declared
+// or not set.
+const configNotFound = -1
+
+// hostConfigGet answers config_get: the length of the operator's value
+// of a declared name, with as much of it as fits copied to buf, or -1
+// when the name is not declared in plugin.json or the operator did not
+// set it. An ask for an undeclared name is logged with the name (never a
+// value), at most maxUndeclaredLogs times a call. See PROTOCOL section
+// 8.4.
+func hostConfigGet(ctx context.Context, m api.Module, stack []uint64) {
+	s := callOf(ctx)
+	nameLen := uint64(uint32(stack[1]))
+	name := string(guestBytes(s, m, stack[0], min(nameLen, plugincfg.MaxNameBytes+1)))
+	if nameLen > plugincfg.MaxNameBytes || !s.p.config[name] {
+		s.undeclaredConfig(name)
+		stack[0] = api.EncodeI32(configNotFound)
+		return
+	}
+	if s.values == nil {
+		s.values = s.p.rt.values.Load()
+	}
+	v, ok := s.values.Get(s.p.d.DescriptorID, name)
+	if !ok {
+		stack[0] = api.EncodeI32(configNotFound)
+		return
+	}
+	n := min(uint64(len(v)), uint64(uint32(stack[3])))
+	if n > 0 && !m.Memory().WriteString(uint32(stack[2]), v[:n]) {
+		s.stop(wire.ExecThrew)
+	}
+	stack[0] = api.EncodeI32(int32(len(v)))
+}
+
+// undeclaredConfig tells the operator that the guest asked for a name its
+// plugin.json does not declare (it was answered not found).
+func (s *callState) undeclaredConfig(name string) {
+	s.undeclared++
+	if s.undeclared > maxUndeclaredLogs {
+		return
+	}
+	s.logger().Warn("guest asked for a config name plugin.json does not declare; answered not found",
+		"name", strings.ToValidUTF8(name, "\uFFFD"))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -49,6 +50,8 @@ type Program struct {
 	sem          chan struct{}
 	pool         *pool
 	log          *slog.Logger
+	// config is the names the descriptor lets config_get read.
+	config map[string]bool
 
 	life lifecycle
 
@@ -58,10 +61,28 @@ type Program struct {
 	testHook func(stage string)
 }
 
+// LoadOption adds to what Load admits beyond the wire descriptor.
+type LoadOption func(*Program) error
+
+// WithConfig lets the module read the operator's values of these names
+// (plugin.json's "config") with config_get; without it, it reads none.
+// Names are checked as plugin.json's are (plugincfg.CheckNames).
+func WithConfig(names []string) LoadOption {
+	return func(p *Program) error {
+		if err := plugincfg.CheckNames(names); err != nil {
+			return admission(ReasonDescriptorInvalid, fmt.Errorf("config: %w", err))
+		}
+		for _, n := range names {
+			p.config[n] = true
+		}
+		return nil
+	}
+}
+
 // Load compiles module and admits it for d, or says why not with an
 // *AdmissionError. Cheap checks run first so a bad descriptor costs no
 // compilation.
-func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte) (*Program, error) {
+func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, opts ...LoadOption) (*Program, error) {
 	if r.isClosed() {
 		return nil, ErrRuntimeClosed
 	}
@@ -72,7 +93,12 @@ func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte) (*
 	listed, _ := json.Marshal(d.Bounds)
 	p := &Program{rt: r, d: d, boundsCanon: d.Bounds.Canonical(), boundsListed: listed,
 		sem: make(chan struct{}, r.cfg.MaxConcurrent),
-		log: r.cfg.Logger.With("descriptor", d.DescriptorID)}
+		log: r.cfg.Logger.With("descriptor", d.DescriptorID), config: map[string]bool{}}
+	for _, o := range opts {
+		if err := o(p); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if p.schemas, err = compileSchemas(d.Tools); err != nil {
 		return nil, err
@@ -223,6 +249,16 @@ func cloneDescriptor(d wire.Descriptor) wire.Descriptor {
 	d.Bounds.AllowedHosts = slices.Clone(d.Bounds.AllowedHosts)
 	d.Bounds.Roots = slices.Clone(d.Bounds.Roots)
 	return d
+}
+
+// ConfigNames are the names config_get may read, sorted.
+func (p *Program) ConfigNames() []string {
+	names := make([]string, 0, len(p.config))
+	for n := range p.config {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Descriptor returns the admitted descriptor (a copy).

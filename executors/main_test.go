@@ -56,7 +56,7 @@ func warmCache(dir string) error {
 	}
 	defer os.Remove(bin)
 	args := []string{dir}
-	for _, name := range []string{"guest.wasm", "guest-reactor.wasm", "silent.wasm"} {
+	for _, name := range []string{"guest.wasm", "guest-reactor.wasm", "silent.wasm", "configured.wasm", "configured-reactor.wasm"} {
 		args = append(args, testkit.FixturePath(name))
 	}
 	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {

@@ -12,12 +12,14 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/airlock/airlock/config/datadir"
+	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -31,7 +33,10 @@ type Config struct {
 	MaxFetchBytes  int               // largest response body one fetch may read
 	MaxStderrBytes int               // guest stderr kept per call for the log
 	PoolSize       int               // idle reactor instances kept per descriptor
-	Logger         *slog.Logger
+	// PluginConfig is the operator's values for config_get; nil for none.
+	// SetPluginConfig replaces it.
+	PluginConfig *plugincfg.Values
+	Logger       *slog.Logger
 }
 
 // Defaults for zero Config fields, equal to the broker's config defaults.
@@ -72,6 +77,9 @@ type Runtime struct {
 	cache     wazero.CompilationCache
 	hostFuncs map[string]map[string]api.FunctionDefinition // module -> name -> definition
 	transport *http.Transport
+	// values is what config_get reads; a call takes it once, at its first
+	// config_get, so one call never sees two versions.
+	values atomic.Pointer[plugincfg.Values]
 
 	mu       sync.Mutex
 	closed   bool
@@ -99,12 +107,26 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, wz: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache,
 		transport: newTransport(), programs: map[*Program]struct{}{}}
+	r.SetPluginConfig(cfg.PluginConfig)
 	if err := r.instantiateHosts(ctx); err != nil {
 		_ = r.closeWazero(ctx)
 		return nil, err
 	}
 	return r, nil
 }
+
+// SetPluginConfig makes v what config_get answers from, for calls that
+// have not read a value yet; calls that have keep theirs. nil holds no
+// values.
+func (r *Runtime) SetPluginConfig(v *plugincfg.Values) {
+	if v == nil {
+		v = &plugincfg.Values{}
+	}
+	r.values.Store(v)
+}
+
+// PluginConfig is what config_get answers from now.
+func (r *Runtime) PluginConfig() *plugincfg.Values { return r.values.Load() }
 
 // PrepareCache makes the compilation cache folder dir safe to hand to
 // wazero, which reads and runs its entries as native code without any

@@ -9,12 +9,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/watch"
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/metrics"
@@ -233,11 +235,51 @@ func (c *Catalog) admit(ctx context.Context, id string, fsys fs.FS) (*executors.
 	if HashModule(module) != m.SHA256 {
 		return nil, m, refusal(ReasonHashMismatch, errors.New("the module's SHA-256 does not match plugin.json"))
 	}
-	prog, err := c.opts.Runtime.Load(ctx, m.Descriptor(), module)
+	prog, err := c.opts.Runtime.Load(ctx, m.Descriptor(), module, executors.WithConfig(m.Config))
 	if err != nil {
 		return nil, m, err
 	}
+	checkConfig(c.opts.Logger, id, prog.ConfigNames(), c.opts.Runtime.PluginConfig())
 	return prog, m, nil
+}
+
+// checkConfig tells the operator, by name only, which values a plugin
+// declares that are not set (config_get answers not found) and which set
+// values it does not declare (it can never read them: a typo, or a
+// plugin that changed).
+func checkConfig(logger *slog.Logger, id string, declared []string, values *plugincfg.Values) {
+	set := values.Names(id)
+	var unset, unread []string
+	for _, n := range declared {
+		if !slices.Contains(set, n) {
+			unset = append(unset, n)
+		}
+	}
+	for _, n := range set {
+		if !slices.Contains(declared, n) {
+			unread = append(unread, n)
+		}
+	}
+	if len(unset) > 0 {
+		logger.Warn("plugin declares config names the operator did not set; config_get answers them not found",
+			"plugin", id, "names", unset)
+	}
+	if len(unread) > 0 {
+		logger.Warn("plugin_config sets names the plugin does not declare; it cannot read them",
+			"plugin", id, "names", unread)
+	}
+}
+
+// CheckConfig runs checkConfig for every admitted plugin against the
+// runtime's values now (after they were re-read).
+func (c *Catalog) CheckConfig() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, e := range c.entries {
+		if e.program != nil {
+			checkConfig(c.opts.Logger, id, e.program.ConfigNames(), c.opts.Runtime.PluginConfig())
+		}
+	}
 }
 
 // refused logs and counts a refusal.

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -38,6 +39,11 @@ type Manifest struct {
 	SHA256  string      `json:"sha256"`
 	Tools   []wire.Tool `json:"tools"`
 	Bounds  wire.Bounds `json:"bounds"`
+	// Config names the operator's values (plugin_config.<id>.<name>) the
+	// module may read with config_get; it reads no other (PROTOCOL
+	// section 8.4). Names stay in the plugin: they are not part of the
+	// wire descriptor.
+	Config []string `json:"config,omitempty"`
 }
 
 // document is plugin.json as written: the manifest and "$schema", which
@@ -79,6 +85,9 @@ func ParseManifest(data []byte) (Manifest, error) {
 	d := m.Descriptor()
 	if err := d.Validate(); err != nil {
 		return m, err
+	}
+	if err := plugincfg.CheckNames(m.Config); err != nil {
+		return m, fmt.Errorf("config: %w", err)
 	}
 	return m, nil
 }

@@ -20,6 +20,8 @@ type Executors struct {
 	Runtime *executors.Runtime
 	Table   *executors.Table
 	Catalog *Catalog
+	cfg     *config.Config
+	logger  *slog.Logger
 }
 
 // Open checks the data directory, builds the runtime and a catalog of the
@@ -37,6 +39,7 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *met
 		MaxFetchBytes:  cfg.Exec.MaxFetchBytes,
 		MaxStderrBytes: cfg.Exec.MaxStderrBytes,
 		PoolSize:       cfg.Exec.PoolSize,
+		PluginConfig:   cfg.PluginConfig,
 		Logger:         logger,
 	})
 	if err != nil {
@@ -46,7 +49,7 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *met
 	if !cfg.NoBuiltin {
 		builtin = bundled.Plugins()
 	}
-	e := &Executors{Runtime: rt, Table: executors.NewTable()}
+	e := &Executors{Runtime: rt, Table: executors.NewTable(), cfg: cfg, logger: logger}
 	e.Catalog, err = New(Options{Runtime: rt, Table: e.Table, Dir: cfg.Plugins, Builtin: builtin, Logger: logger, Metrics: reg})
 	if err != nil {
 		_ = rt.Close(ctx)
@@ -61,6 +64,22 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *met
 		return nil, err
 	}
 	return e, nil
+}
+
+// Reload is SIGHUP's work for the local tools: it re-reads the plugin
+// values (the config's ReadPluginConfig; on an error, logged with its path and
+// never a value, the values read before stay) and rescans the plugins.
+// Calls that start afterwards read the new values; no plugin is
+// re-admitted for a value's sake.
+func (e *Executors) Reload(ctx context.Context) {
+	if v, err := e.cfg.ReadPluginConfig(); err != nil {
+		e.logger.Error("plugin config not reloaded; the values read before stay", "err", err)
+	} else {
+		e.Runtime.SetPluginConfig(v)
+		e.logger.Info("plugin config reloaded", "plugins", len(v.Plugins()))
+	}
+	e.Catalog.Scan(ctx)
+	e.Catalog.CheckConfig()
 }
 
 // Close stops the catalog (its watcher, and the programs it admitted) and

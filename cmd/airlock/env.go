@@ -66,10 +66,11 @@ func newEnvCmd() *cobra.Command {
 	return c
 }
 
-// env runs the environment until SIGTERM or SIGINT, rescanning plugins on
-// SIGHUP. A refused bearer that has not changed stops it with an ERROR
-// line and exit 3: see RATIONALE.md, "Why does `airlock env` stop when its
-// bearer is refused, unless the bearer changed?".
+// env runs the environment until SIGTERM or SIGINT, re-reading plugin
+// values and rescanning plugins on SIGHUP. A refused bearer that has not
+// changed stops it with an ERROR line and exit 3: see RATIONALE.md, "Why
+// does `airlock env` stop when its bearer is refused, unless the bearer
+// changed?".
 func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Writer) error {
 	logger := newLogger(stderr, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -95,7 +96,7 @@ func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Wr
 		return exitSilently(exitFailed)
 	}
 	cat.OnChange(client.CatalogChanged)
-	go reloadOnHUP(ctx, func() { cat.Scan(ctx) })
+	go reloadOnHUP(ctx, func() { local.Reload(ctx) })
 	err = client.Run(ctx, time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
 	switch {
 	case errors.Is(err, envclient.ErrBearerRefused):

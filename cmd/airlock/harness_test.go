@@ -80,7 +80,7 @@ func goBuild(out string, race bool) error {
 }
 
 // warmCache compiles every module the tests load (the bundled plugins and
-// both guest fixtures) into the shared cache once, with `airlock tools`,
+// both builds of the guest and configured fixtures) into the shared cache once, with `airlock tools`,
 // before any test starts: tests that run in parallel then never compile
 // the same module at the same time. It uses a build without the race
 // detector, which compiles modules several times faster; wazero's cache
@@ -99,7 +99,7 @@ func warmCache(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "plugins"), 0o700); err != nil {
 		return err
 	}
-	for _, name := range []string{"guest.wasm", "guest-reactor.wasm"} {
+	for _, name := range []string{"guest.wasm", "guest-reactor.wasm", "configured.wasm", "configured-reactor.wasm"} {
 		module, err := os.ReadFile(testkit.FixturePath(name))
 		if err != nil {
 			return err

@@ -85,7 +85,7 @@ func settingsHelp() string {
 	b.WriteString("Settings (config-file key, environment variable, default):\n")
 	for _, st := range config.Settings {
 		env := st.Env()
-		if st.Key == "roots" {
+		if st.Key == "roots" || st.Key == "plugin_config" {
 			env = "no environment variable"
 		}
 		if len(st.Aliases) > 0 {

@@ -3,12 +3,14 @@
 // environment variable or from a file named by a flag, never from a flag
 // value (where `ps` would show it) and never from the config file (where
 // a dump would). A file must be the user's own and readable by nobody
-// else (mode 0600).
+// else (mode 0600). ReadFile holds any other secret file (a plugin's,
+// package config/plugincfg) to the same rule.
 package secret
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -112,24 +114,56 @@ func (s Source) envNames() string {
 // readFile reads a one-line secret from a file of the user's that no one
 // else may read or write.
 func (s Source) readFile(path string) (string, error) {
+	return readPrivate("the "+s.What+" file", path, maxSecretBytes)
+}
+
+// maxSecretBytes bounds a secret file read into memory.
+const maxSecretBytes = 64 << 10
+
+// ReadFile reads a secret other than the two above (a plugin's API key,
+// say) with the same checks: a regular file of the user's, readable by
+// nobody else (mode 0600), not empty, at most limit bytes. Surrounding
+// white space (a trailing newline) is dropped. Errors wrap ErrFile, or
+// the file system's error, and name the path, never the content.
+func ReadFile(path string, limit int64) (string, error) {
+	return readPrivate("file "+path, path, limit)
+}
+
+// readPrivate is ReadFile, with subject naming the file in messages.
+func readPrivate(subject, path string, limit int64) (string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return "", err
 	}
+	if !info.Mode().IsRegular() {
+		// A pipe or a device would block or never end.
+		return "", errorf(ErrFile, "%s is not a regular file", subject)
+	}
 	if info.Mode().Perm()&0o077 != 0 {
-		return "", errorf(ErrFile, "the %s file is readable by group or others; chmod 600 it", s.What)
+		return "", errorf(ErrFile, "%s is readable by group or others; chmod 600 it", subject)
 	}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
 		// Another user could rewrite it between starts.
-		return "", errorf(ErrFile, "the %s file belongs to another user", s.What)
+		return "", errorf(ErrFile, "%s belongs to another user", subject)
 	}
-	data, err := os.ReadFile(path)
+	if info.Size() > limit {
+		return "", errorf(ErrFile, "%s is over %d bytes", subject, limit)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return "", err
+	}
+	if int64(len(data)) > limit {
+		return "", errorf(ErrFile, "%s is over %d bytes", subject, limit)
+	}
 	v := strings.TrimSpace(string(data))
 	if v == "" {
-		return "", errorf(ErrFile, "the %s file is empty", s.What)
+		return "", errorf(ErrFile, "%s is empty", subject)
 	}
 	return v, nil
 }

@@ -92,3 +92,35 @@ func TestFlagUsage(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// TestReadFile: a plugin's secret file is held to the token file's rules,
+// and every refusal names the path, never the content.
+func TestReadFile(t *testing.T) {
+	const content = "s3cret-value"
+	ok := writeSecret(t, content+"\n", 0o600)
+	if v, err := ReadFile(ok, 64); err != nil || v != content {
+		t.Fatalf("ReadFile: %q %v", v, err)
+	}
+	big := writeSecret(t, strings.Repeat("x", 65), 0o600)
+	for name, c := range map[string]struct {
+		path string
+		kind error
+		want string
+	}{
+		"group-readable": {writeSecret(t, content, 0o640), ErrFile, "is readable by group or others; chmod 600 it"},
+		"world-readable": {writeSecret(t, content, 0o604), ErrFile, "is readable by group or others"},
+		"empty":          {writeSecret(t, "\n", 0o600), ErrFile, "is empty"},
+		"over the limit": {big, ErrFile, "is over 64 bytes"},
+		"a directory":    {t.TempDir(), ErrFile, "is not a regular file"},
+		"missing":        {filepath.Join(t.TempDir(), "nope"), os.ErrNotExist, "no such file"},
+	} {
+		v, err := ReadFile(c.path, 64)
+		if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.want) || v != "" {
+			t.Errorf("%s: %q %v; want %v saying %q", name, v, err, c.kind, c.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.path) || strings.Contains(err.Error(), content) {
+			t.Errorf("%s: %q must name the path and not the content", name, err)
+		}
+	}
+}

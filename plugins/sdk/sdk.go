@@ -5,8 +5,8 @@
 // ABI.md beside this file.
 //
 // Outside GOOS=wasip1 the package compiles (so the repository builds and
-// vets on any platform) but Fetch and Log fail and Main exits: a tool only
-// runs inside the broker's sandbox.
+// vets on any platform) but Fetch fails, Log and Config do nothing and
+// Main exits: a tool only runs inside the broker's sandbox.
 package sdk
 
 import (

@@ -18,3 +18,6 @@ func Fetch(Request) (Response, error) { return Response{}, ErrNotInSandbox }
 
 // Log does nothing outside the sandbox.
 func Log(string) {}
+
+// Config finds nothing outside the sandbox.
+func Config(string) (string, bool) { return "", false }

@@ -23,6 +23,9 @@ func hostFetchRead(buf unsafe.Pointer, bufLen uint32) uint32
 //go:wasmimport airlock log
 func hostLog(msg unsafe.Pointer, msgLen uint32)
 
+//go:wasmimport airlock config_get
+func hostConfigGet(name unsafe.Pointer, nameLen uint32, buf unsafe.Pointer, bufLen uint32) int32
+
 // Main runs the module as a WASI command: the tool named by argv[0] gets
 // stdin as its args, and its result goes to stdout as one JSON object. A
 // handler error exits 1: an Errorf error as {"error":"<message>"} on
@@ -107,4 +110,30 @@ func Log(msg string) {
 	b := []byte(msg)
 	hostLog(unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)))
 	runtime.KeepAlive(b)
+}
+
+// Config returns the operator's value of name for this plugin
+// (plugin_config.<id>.<name> in the broker's config), and whether it is
+// set. Only the names plugin.json lists in "config" can be read: any
+// other is not found, and the operator's log says the plugin asked.
+// Read it in the handler, not in init or a global: the operator may
+// change it (SIGHUP) while a reactor instance lives. Never put it in a
+// result, an error or a log line.
+func Config(name string) (string, bool) {
+	var small [256]byte
+	buf := small[:]
+	// At most twice: a call's values do not change while it runs.
+	for {
+		n := hostConfigGet(unsafe.Pointer(unsafe.StringData(name)), uint32(len(name)),
+			unsafe.Pointer(unsafe.SliceData(buf)), uint32(len(buf)))
+		runtime.KeepAlive(name)
+		runtime.KeepAlive(buf)
+		if n < 0 {
+			return "", false
+		}
+		if int(n) <= len(buf) {
+			return string(buf[:n]), true
+		}
+		buf = make([]byte, n)
+	}
 }
