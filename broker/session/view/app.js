@@ -60,18 +60,22 @@ function short(v) {
 }
 
 /**
- * renderValue turns a JSON value into readable DOM: objects become a
- * definition list, arrays a list, scalars text. Depth and size are bounded
- * so a hostile host cannot make the page build an unbounded tree.
+ * renderValue turns a reply into readable DOM: its top-level fields as a
+ * definition list (two levels deep); scalars and short lists of scalars
+ * inline; anything deeper as a one-line summary with its JSON in a
+ * collapsed detail view.
+ * Sizes are bounded so a hostile host cannot make the page build an
+ * unbounded tree.
  */
 function renderValue(v, depth = 0) {
-  if (v === null || typeof v !== "object") return el("span", { class: "scalar", text: String(v) });
-  if (depth > 4) return el("span", { class: "scalar", text: short(v).slice(0, 200) });
-  if (Array.isArray(v)) {
-    const ul = el("ul", { class: "val" });
-    for (const x of v.slice(0, 50)) ul.append(el("li", {}, renderValue(x, depth + 1)));
-    if (v.length > 50) ul.append(el("li", { text: `… ${v.length - 50} more` }));
-    return ul;
+  if (v === null || typeof v !== "object") return el("span", { class: "scalar", text: String(v).slice(0, 2000) });
+  if (Array.isArray(v) && v.length <= 16 && v.every((x) => x === null || typeof x !== "object")) {
+    return el("span", { class: "scalar", text: v.map(String).join(", ") });
+  }
+  if (depth > 1 || Array.isArray(v)) {
+    const n = Array.isArray(v) ? `${v.length} item(s)` : `${Object.keys(v).length} field(s)`;
+    const json = JSON.stringify(v, null, 2);
+    return el("details", { class: "json" }, el("summary", { text: n }), el("pre", { text: json.length > 20000 ? json.slice(0, 20000) + "\n…" : json }));
   }
   const dl = el("dl", { class: "val" });
   for (const [k, x] of Object.entries(v).slice(0, 50)) dl.append(el("dt", { text: k }), el("dd", {}, renderValue(x, depth + 1)));
@@ -340,7 +344,8 @@ class SourceEditControl extends Control {
 
 function renderDiff(diff) {
   const pre = el("pre", { class: "diff", "aria-label": "Proposed change" });
-  for (const line of diff.split("\n").slice(0, 400)) {
+  const lines = diff.replace(/\n$/, "").split("\n");
+  for (const line of lines.slice(0, 400)) {
     const cls = line.startsWith("+++") || line.startsWith("---") ? "hdr" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "ctx";
     pre.append(el("span", { class: cls, text: line }), "\n");
   }
@@ -357,7 +362,8 @@ class PublishControl extends Control {
 
   result(r) {
     const status = String(r.status);
-    const lines = [el("p", { class: status === "published" ? "ok" : "refused", "data-publish": status, text: `Publish ${status}.` })];
+    const words = { published: "Published.", failed: "The host could not publish the graph.", cancelled: "The host cancelled the publish." };
+    const lines = [el("p", { class: status === "published" ? "ok" : "refused", "data-publish": status, text: words[status] || `Publish ended: ${status}.` })];
     if (status === "published") {
       if (r.graphUrl !== undefined) lines.push(el("p", {}, safeLink("Graph", r.graphUrl)));
       if (r.shareUrl !== undefined) lines.push(el("p", {}, safeLink("Share", r.shareUrl)));
