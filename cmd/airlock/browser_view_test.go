@@ -133,6 +133,16 @@ func TestBrowserViewPage(t *testing.T) {
 		t.Fatalf("revealNode %v", rv)
 	}
 	b.WaitFor("the reveal sent", has("#reveal-out", "reveal relu1"), "true")
+	// The keyboard does the same: focus a node, press Enter.
+	b.Do(chromedp.Focus(chromedp.CSS(`#nodes button[data-node="input"]`)), chromedp.KeyEvent("\r"))
+	if rv := payload(host.until("revealNode")); rv["nodeId"] != "input" {
+		t.Fatalf("revealNode by keyboard %v", rv)
+	}
+	// Every control is a native, focusable element with a name; status is
+	// announced.
+	b.WaitFor("controls without a name", `String(Array.from(document.querySelectorAll("button, textarea, a, input")).filter(e =>
+		e.tabIndex < 0 || !((e.textContent || "").trim() || (e.labels && e.labels.length) || e.getAttribute("aria-label"))).length)`, "0")
+	b.WaitFor("a live status line", attr("#status", "aria-live"), "polite")
 
 	// Validate.
 	b.Click("#validate .go")
