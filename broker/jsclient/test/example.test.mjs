@@ -36,6 +36,8 @@ test('example extension host: view URL, animated state, answers, clean stop', { 
   assert.match(viewUrl, /^http:\/\/127\.0\.0\.1:\d+\/local\/view#ws_[^.]+\..+$/);
 
   const { view } = await openView(t, viewUrl);
+  // Live frames may come before the snapshot; the snapshot holds activeTarget.
+  if (view.stale) await next(view, 'stale', (stale) => stale === false);
   const first = await stateWhere(view, (st) => typeof st.focusNode?.tick === 'number');
   const tick = first.focusNode.tick;
   await stateWhere(view, (st) => st.focusNode.tick > tick);

@@ -47,6 +47,7 @@ describe('view against the broker', { skip, timeout }, () => {
     const { view, sockets } = await openView(t, s.viewUrl, { view: { reconnect: { initialDelayMs: 10 } } });
     for (let i = 1; i <= 3; i++) host.send('focusNode', { nodeId: `n${i}` });
     await stateWhere(view, (st) => st.focusNode?.nodeId === 'n3');
+    if (view.stale) await next(view, 'stale', (stale) => stale === false); // the first snapshot
     assert.equal(view.lastHostSequence, 3);
     const firstViewId = view.viewId;
 
