@@ -84,10 +84,21 @@ func TestBrowserViewReconnect(t *testing.T) {
 	host.send("syncState", map[string]any{"state": "synced"}, 2)
 	b.WaitFor("the sequence", text("#seq"), "2")
 
+	// A capture is running when the socket drops.
+	b.Click("#captureInspect .go")
+	host.until("captureInspectRequest")
+
 	proxy.setDown(true)
-	if vs := payload(host.until("viewState")); vs["state"] != "disconnected" {
-		t.Fatalf("viewState %v", vs)
+	// The broker cancels the view's request on the host and says the view
+	// left (in either order).
+	for seen := map[string]bool{}; !seen["captureInspectCancel"] || !seen["viewState"]; {
+		m := host.next()
+		seen[m.Type] = true
+		if pl := payload(m); (m.Type == "viewState" && pl["state"] != "disconnected") || (m.Type == "captureInspectCancel" && pl["reason"] != "view-disconnected") {
+			t.Fatalf("after the cut: %s", m.Raw)
+		}
 	}
+	b.WaitFor("the capture lost with the socket", `document.getElementById("captureInspect").dataset.state`, "lost")
 	b.WaitFor("reconnecting", `document.getElementById("conn").dataset.state`, "reconnecting")
 	b.WaitFor("stale state", `document.getElementById("fresh").dataset.state`, "stale")
 	b.WaitFor("a retry counted", has("#conn", "attempt"), "true")

@@ -41,15 +41,19 @@ function announce(text) {
   $("status").textContent = text;
 }
 
-/** describe renders an AirlockError (or anything thrown) as one line: code, detail, close code. */
-function describe(err) {
+/**
+ * describe renders an AirlockError (or anything thrown) as one line: code,
+ * detail and, for a lost connection (withClose), the close code. A refusal
+ * frame carries no close (its code's paired close code is not one).
+ */
+function describe(err, withClose = false) {
   if (!(err instanceof AirlockError)) return String(err && err.message ? err.message : err);
   let s = err.code;
   if (err.detail) s += ` (${err.detail})`;
   // An HTTP refusal carries the close code paired with its code too: name
   // only what actually happened.
   if (err.status) s += ` [HTTP ${err.status}]`;
-  else if (err.closeCode && err.detail !== String(err.closeCode)) s += ` [close ${err.closeCode}]`;
+  else if (withClose && err.closeCode && err.detail !== String(err.closeCode)) s += ` [close ${err.closeCode}]`;
   return s;
 }
 
@@ -125,7 +129,7 @@ function showExpired(err) {
     "expired",
     "Session expired",
     "This view's session has expired and its credentials were revoked. Nothing more will be relayed. Ask the editor extension, or airlock mint, for a new view link.",
-    err ? describe(err) : "CREDENTIAL_EXPIRED",
+    err ? describe(err, true) : "CREDENTIAL_EXPIRED",
   );
 }
 
@@ -134,7 +138,7 @@ function showFailed(err) {
     err && err.code === "INVALID_CREDENTIALS"
       ? "The broker no longer knows this view's session (it restarted, or the session was deleted after it expired). Ask for a new view link."
       : "The broker refused this view for good; it will not reconnect. Ask for a new view link.";
-  screen("failed", "Disconnected for good", why, err ? describe(err) : "");
+  screen("failed", "Disconnected for good", why, err ? describe(err, true) : "");
 }
 
 // ---------------------------------------------------------------- state
@@ -266,8 +270,11 @@ class Control {
       (e) => {
         const cancelled = e instanceof AirlockError && e.code === "REQUEST_CANCELLED";
         this.finish(id, cancelled ? "cancelled" : "refused");
-        log(cancelled ? "cancelled" : "refused", `${this.family} ${id}: ${describe(e)}`);
+        const lost = e instanceof AirlockError && e.code === "CONNECTION_CLOSED";
+        log(cancelled ? "cancelled" : lost ? "lost" : "refused", `${this.family} ${id}: ${describe(e)}`);
         if (cancelled) this.state("cancelled", el("p", { class: "note", text: "Cancelled." }));
+        else if (lost)
+          this.state("lost", el("p", { class: "refused", text: "The connection dropped: the broker cancelled this request on the host. Send it again once connected." }));
         else this.state("refused", el("p", { class: "refused", text: `Refused: ${describe(e)}` }));
       },
     );
@@ -449,16 +456,16 @@ function showStatus(status, err) {
   $("conn").dataset.code = err && err.closeCode ? String(err.closeCode) : "";
   if (status === "reconnecting") {
     set("host", "unknown", "unknown");
-    announce(`Connection lost (${describe(err)}); reconnecting with backoff…`);
-    log("connection", `lost: ${describe(err)}; retrying`);
+    announce(`Connection lost (${describe(err, true)}); reconnecting with backoff…`);
+    log("connection", `lost: ${describe(err, true)}; retrying`);
   } else if (status === "open") {
     announce("Connected to the broker.");
     log("connection", `open as ${ui.client.viewId}`);
   } else if (status === "expired") {
-    log("connection", `expired: ${describe(err)}`);
+    log("connection", `expired: ${describe(err, true)}`);
     showExpired(err);
   } else if (status === "failed") {
-    log("connection", `failed: ${describe(err)}`);
+    log("connection", `failed: ${describe(err, true)}`);
     showFailed(err);
   }
 }
