@@ -231,7 +231,9 @@ func TestBrowserViewPage(t *testing.T) {
 	b.Click("#graphPublish .go")
 	req = host.until("graphPublishRequest")
 	b.Click("#graphPublish .cancel")
-	host.until("graphPublishCancel")
+	if c := payload(host.until("graphPublishCancel")); c["requestId"] != payload(req)["requestId"] {
+		t.Fatalf("cancel of another request: %v", c)
+	}
 	b.WaitFor("publish cancelled", `document.getElementById("graphPublish").dataset.state`, "cancelled")
 
 	// Candidates: the request names the page's own view; a candidate is a
@@ -277,6 +279,14 @@ func TestBrowserViewPage(t *testing.T) {
 	b.WaitFor("the new host's state", text("#target"), "other.py")
 	b.WaitFor("the new sequence", text("#seq"), "5")
 	b.Screenshot("06-new-epoch")
+
+	// The used link in another tab (no session of its own) is refused, and
+	// says why.
+	other := br.NewTab()
+	other.Navigate(m.ViewURL(p.URL()))
+	other.WaitFor("the used-link screen", `document.getElementById("screen").dataset.kind`, "refused")
+	other.WaitFor("its reason", text("#screen-code"), "INVALID_CREDENTIALS [HTTP 401]")
+	other.Screenshot("07-used-link")
 }
 
 // pageTargets counts the browser's open pages.
