@@ -114,6 +114,7 @@ function log(kind, text) {
 
 function screen(kind, title, text, code) {
   $("main").hidden = true;
+  if ($("conn").dataset.state === "idle") set("conn", "not connected", "closed");
   const s = $("screen");
   s.hidden = false;
   s.dataset.kind = kind;
