@@ -87,9 +87,7 @@ func (s *Service) Mount(mux *http.ServeMux) {
 	mux.Handle("POST /local/sessions", httpx.TokenGuard(s.opts.Token, s.authRefused, http.HandlerFunc(s.serveMint)))
 	mux.HandleFunc("POST /local/bootstrap", s.serveBootstrap)
 	mux.HandleFunc("GET /local/ws", s.serveWS)
-	mux.HandleFunc("GET /local/view", s.serveViewPage)
-	mux.HandleFunc("GET /local/view.js", s.serveViewAsset)
-	mux.HandleFunc("GET /local/view.css", s.serveViewAsset)
+	s.mountView(mux)
 }
 
 // Drain stops minting: POST /local/sessions answers 503 from now on.

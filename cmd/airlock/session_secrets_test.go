@@ -73,33 +73,58 @@ func TestSessionSecretsNeverLeak(t *testing.T) {
 	}
 }
 
+// TestSessionViewPage: the page, its files and the client modules it
+// imports are served with the page's CSP and security headers and their
+// own content types; nothing else of the embedded client (the Node host,
+// the type declarations) and no listing is reachable.
 func TestSessionViewPage(t *testing.T) {
 	t.Parallel()
 	p := startSessions(t)
-	status, body, h := p.do("GET", "/local/view", nil, nil)
-	if status != 200 || !strings.Contains(string(body), `<script src="/local/view.js"`) {
+	status, body, _ := p.do("GET", "/local/view", nil, nil)
+	if status != 200 || !strings.Contains(string(body), `<script type="module" src="/local/view/app.js">`) {
 		t.Fatalf("view page %d", status)
 	}
-	csp := h.Get("Content-Security-Policy")
-	for _, d := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "connect-src 'self'"} {
-		if !strings.Contains(csp, d) {
-			t.Errorf("CSP %q lacks %q", csp, d)
+	if strings.Contains(string(body), "<script>") || strings.Contains(string(body), "style=") {
+		t.Error("inline script or style in the page")
+	}
+	files := map[string]string{
+		"/local/view":                    "text/html; charset=utf-8",
+		"/local/view/app.js":             "text/javascript; charset=utf-8",
+		"/local/view/view.css":           "text/css; charset=utf-8",
+		"/local/view/client/view.js":     "text/javascript; charset=utf-8",
+		"/local/view/client/emitter.js":  "text/javascript; charset=utf-8",
+		"/local/view/client/messages.js": "text/javascript; charset=utf-8",
+	}
+	for path, ctype := range files {
+		status, _, h := p.do("GET", path, nil, nil)
+		if status != 200 || h.Get("Content-Type") != ctype {
+			t.Errorf("%s: %d %q, want 200 %q", path, status, h.Get("Content-Type"), ctype)
+		}
+		csp := h.Get("Content-Security-Policy")
+		for _, d := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "connect-src 'self'"} {
+			if !strings.Contains(csp, d) {
+				t.Errorf("%s: CSP %q lacks %q", path, csp, d)
+			}
+		}
+		if strings.Contains(csp, "unsafe-") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" || h.Get("X-Frame-Options") != "DENY" ||
+			h.Get("Cross-Origin-Resource-Policy") != "same-origin" || h.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s: headers %v", path, h)
 		}
 	}
-	if strings.Contains(string(body), "<script>") || strings.Contains(csp, "unsafe-inline") {
-		t.Error("inline script")
-	}
-	if h.Get("Referrer-Policy") != "no-referrer" || h.Get("X-Frame-Options") != "DENY" {
-		t.Errorf("headers %v", h)
-	}
-	for _, asset := range []string{"/local/view.js", "/local/view.css"} {
-		if status, _, ah := p.do("GET", asset, nil, nil); status != 200 || ah.Get("Content-Security-Policy") == "" || ah.Get("X-Content-Type-Options") != "nosniff" {
-			t.Errorf("%s: %d", asset, status)
+	for _, path := range []string{"/local/view/", "/local/view/client/", "/local/view/client", "/local/view/client/host.js",
+		"/local/view/client/wire.js", "/local/view/client/view.d.ts", "/local/view/client/%2e%2e/app.js",
+		"/local/view/client/dist/view.js", "/local/view/index.html", "/local/view.js", "/local/view.css", "/local/view/view/index.html"} {
+		if status, body, _ := p.do("GET", path, nil, nil); status != 404 {
+			t.Errorf("%s: %d %.80q", path, status, body)
 		}
 	}
-	js := func() string { _, b, _ := p.do("GET", "/local/view.js", nil, nil); return string(b) }()
-	if !strings.Contains(js, "history.replaceState") || !strings.Contains(js, "/local/bootstrap") || strings.Contains(js, "innerHTML") {
-		t.Error("view.js must clear the fragment, bootstrap, and never use innerHTML")
+	app := func() string { _, b, _ := p.do("GET", "/local/view/app.js", nil, nil); return string(b) }()
+	if !strings.Contains(app, `from "./client/view.js"`) || !strings.Contains(app, "takeFragment") || strings.Contains(app, "innerHTML") ||
+		strings.Contains(app, "window.open") || strings.Contains(app, "insertAdjacentHTML") || strings.Contains(app, "eval(") {
+		t.Error("app.js must import the client, clear the fragment, and never parse host data as HTML or open windows")
 	}
 }
 

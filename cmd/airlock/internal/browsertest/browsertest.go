@@ -57,7 +57,7 @@ func Start(t testing.TB) *Browser {
 		t.Skip(err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900),
 		chromedp.WSURLReadTimeout(2*time.Minute)) // a loaded machine starts it slowly
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
@@ -145,7 +145,7 @@ func (tb *Tab) Click(sel string) {
 // file's path.
 func (tb *Tab) Screenshot(name string) string {
 	tb.b.t.Helper()
-	png := run(tb, chromedp.FullScreenshot(90))
+	png := run(tb, chromedp.FullScreenshot(100)) // 100 is PNG; any other quality is JPEG
 	dir := tb.b.shotDir()
 	path := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
