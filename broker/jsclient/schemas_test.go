@@ -94,6 +94,10 @@ var codeOnly = map[string]struct {
 		"a viewId a view puts in its request must be its own socket's, which only the broker knows",
 		func(c verdictCase) bool { return c.refusal != nil && c.refusal.Detail == contract.DetailViewID },
 	},
+	"config-name-case": {
+		"a plugin's config names may not differ only in ASCII case (API_KEY and api_key); uniqueItems compares strings exactly",
+		configCaseDuplicate,
+	},
 	"session-capability": {
 		"sourceEdit* needs a session minted with canProposeSourceEdits and a broker that allows proposals",
 		func(c verdictCase) bool { return c.refusal != nil && c.refusal.Detail == contract.DetailCapability },
@@ -609,4 +613,23 @@ func TestSchemaLimitsMirrorGo(t *testing.T) {
 			t.Errorf("%s#/%s = %v, the broker's %v", c.file, c.path, got, c.want)
 		}
 	}
+}
+
+// configCaseDuplicate reports a plugin.json whose config names repeat
+// under ASCII case folding but not exactly.
+func configCaseDuplicate(c verdictCase) bool {
+	var m struct {
+		Config []string `json:"config"`
+	}
+	if json.Unmarshal(c.data, &m) != nil {
+		return false
+	}
+	seen := map[string]string{}
+	for _, n := range m.Config {
+		if o, ok := seen[strings.ToLower(n)]; ok && o != n {
+			return true
+		}
+		seen[strings.ToLower(n)] = n
+	}
+	return false
 }

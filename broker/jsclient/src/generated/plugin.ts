@@ -41,6 +41,12 @@ export interface PluginJson {
   sha256: string;
   tools: Tools;
   bounds: Bounds;
+  /**
+   * Names of the operator's values (plugin_config.<id>.<name>) the plugin may read with config_get; it reads nothing else (PROTOCOL section 8.4). Two names may not differ only in ASCII case.
+   *
+   * @maxItems 64
+   */
+  config?: string[];
 }
 export interface Tool {
   name: ToolName;
