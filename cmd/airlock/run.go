@@ -20,7 +20,7 @@ const (
 	exitOK      = 0
 	exitFailed  = 1 // the command could not do its job
 	exitUsage   = 2 // bad flags or config
-	exitRefused = 3 // `airlock call`: the answer was a refusal
+	exitRefused = 3 // a refusal: `airlock call` and `run` answered one, `tools` and `build` found a plugin the catalog refuses
 )
 
 type command struct {
@@ -37,6 +37,9 @@ func commands() []command {
 		{"pair", "manage pairings: pair add NAME | pair ls | pair rm NAME", runPair},
 		{"tools", "list admitted and refused plugins", runTools},
 		{"call", "call a tool: call TOOL --args JSON", runCall},
+		{"new", "write a plugin project: new NAME", runNew},
+		{"build", "compile a plugin project and check it as the broker would: build DIR", runBuild},
+		{"run", "call a plugin project's tool once, offline: run DIR TOOL --args JSON", runRun},
 		{"mcp", "serve the tools to an MCP client (Claude Desktop, VS Code, Cursor) on stdio", runMCP},
 		{"mint", "mint a workspace session and print its view URL", runMint},
 		{"load", "drive a running broker and compare with a same-run baseline: load calls | load relay", runLoad},

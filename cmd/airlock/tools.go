@@ -21,14 +21,17 @@ import (
 // either from a plugins folder (offline: each plugin is checked and
 // compiled exactly as serve would) or from a running broker. It exits 3
 // when any plugin was refused, so a tool author's script can check a
-// plugin before shipping it.
+// plugin before shipping it. Offline it judges only the folder it was
+// given: the bundled plugins join only with --builtin (the bundled notes
+// needs --root notes=DIR, which has nothing to do with the folder).
 func runTools(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("tools", stderr)
 	sf := addSettingsFlags(fs, "plugins", "root", "no-builtin", "data", "token-file")
+	builtin := fs.Bool("builtin", false, "with --plugins, judge the bundled plugins too")
 	brokerURL := fs.String("broker", "", "ask a running broker at `URL` (token from TENSORVIZ_LOCAL_TOKEN or --token-file)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock tools --plugins DIR [--root NAME=DIR]... | airlock tools --broker URL [--token-file FILE]")
+		fmt.Fprintln(stderr, "usage: airlock tools --plugins DIR [--builtin] [--root NAME=DIR]... | airlock tools --broker URL [--token-file FILE]")
 		fs.PrintDefaults()
 	}
 	if code := parseFlags(fs, args); code >= 0 {
@@ -50,6 +53,7 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 		if lerr != nil {
 			return fail(stderr, "tools: %v", lerr)
 		}
+		cfg.NoBuiltin = !*builtin
 		if code := checkData("tools", cfg, true, stderr); code >= 0 {
 			return code
 		}
