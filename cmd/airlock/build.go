@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/devkit"
 )
 
@@ -21,6 +22,7 @@ func runBuild(args []string, stdout, stderr io.Writer) int {
 	command := fs.Bool("command", false, "build a command module (a fresh instance per call) instead of a reactor (pooled)")
 	tinygo := fs.Bool("tinygo", false, "compile with tinygo (0.34 or newer, on PATH) for a smaller module")
 	install := fs.String("install", "", "then copy the plugin into the plugins folder `DIR` (as DIR/<id>, atomically)")
+	sf := addSettingsFlags(fs, "data")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: airlock build DIR [--command] [--tinygo] [--install PLUGINS_DIR]")
 		fmt.Fprintln(stderr, "exit 0 built and admissible, 1 the build failed, 2 usage, 3 the plugin would be refused")
@@ -30,7 +32,15 @@ func runBuild(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	o := devkit.BuildOptions{TinyGo: *tinygo, Env: environ(), Output: stderr}
+	cfg, err := sf.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock build: %v\n", err)
+		return exitUsage
+	}
+	if code := checkData("build", cfg, true, stderr); code >= 0 {
+		return code
+	}
+	o := devkit.BuildOptions{TinyGo: *tinygo, Env: environ(), Output: stderr, CacheDir: plugins.CacheDir(cfg)}
 	if *command {
 		o.Style = devkit.Command
 	}

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 
 	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/devkit"
 )
 
@@ -16,14 +17,14 @@ import (
 // project's tool, offline, under its bounds, through the executors as a
 // broker makes it (plugins/devkit.Run). It prints the answer envelope and
 // exits 0 when ok, 3 when refused (the call, or the plugin's admission).
+// Roots, exec limits and the compilation cache come from the same flags,
+// config file and environment as `airlock serve`'s.
 func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", stderr)
 	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON `OBJECT`")
-	roots := rootsFlag{}
-	fs.Var(roots, "root", "map a root: `NAME=DIR` (repeatable), mounted read-only")
-	level := fs.String("log-level", "info", "the tool's log lines and stderr on stderr at `LEVEL` (debug, info, warn, error)")
+	sf := addSettingsFlags(fs, "root", "data", "log-level")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock run DIR TOOL [--args JSON] [--root NAME=DIR]...")
+		fmt.Fprintln(stderr, "usage: airlock run DIR TOOL [--args JSON] [--root NAME=DIR]... [--config FILE] [--data DIR]")
 		fmt.Fprintln(stderr, "prints the answer envelope; exit 0 when ok, 3 when refused, 2 usage, 1 when the call could not be made")
 		fs.PrintDefaults()
 	}
@@ -36,9 +37,18 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "airlock run: --args must be one JSON object")
 		return exitUsage
 	}
+	cfg, err := sf.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock run: %v\n", err)
+		return exitUsage
+	}
+	if code := checkData("run", cfg, true, stderr); code >= 0 {
+		return code
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	a, err := devkit.Run(ctx, pos[0], pos[1], callArgs, devkit.RunOptions{Roots: roots, Logger: newLogger(stderr, *level)})
+	rc := plugins.RuntimeConfig(cfg, newLogger(stderr, cfg.LogLevel))
+	a, err := devkit.Run(ctx, pos[0], pos[1], callArgs, devkit.RunOptions{Runtime: rc})
 	if err != nil {
 		return devkitExit(stderr, "run", err)
 	}

@@ -32,6 +32,10 @@ type BuildOptions struct {
 	TinyGo bool      // compile with tinygo instead of go (see RATIONALE.md, "Why is TinyGo opt-in for `airlock build`?")
 	Env    []string  // the compiler's environment; GOOS, GOARCH and CGO_ENABLED are set on top
 	Output io.Writer // the compiler's output (errors, warnings)
+	// CacheDir is the wazero compilation cache for the check (a broker's,
+	// plugins.CacheDir, so the broker and `airlock run` reuse the check's
+	// compilation); "" compiles without one.
+	CacheDir string
 }
 
 // Built is a project that compiled and passed the catalog's checks.
@@ -80,7 +84,7 @@ func Build(ctx context.Context, dir string, o BuildOptions) (Built, error) {
 	if err != nil {
 		return Built{}, &RefusedError{plugins.ReasonDescriptorInvalid, err}
 	}
-	if b.Manifest, err = check(ctx, final, module); err != nil {
+	if b.Manifest, err = check(ctx, final, module, o.CacheDir); err != nil {
 		return Built{}, err
 	}
 	if err := os.Rename(tmp, b.Module); err != nil {
@@ -175,7 +179,7 @@ func TinyGoArgs(s Style, out string) []string {
 
 // check admits the built plugin into a private runtime, as the catalog
 // would, and closes it again.
-func check(ctx context.Context, manifest, module []byte) (plugins.Manifest, error) {
+func check(ctx context.Context, manifest, module []byte, cacheDir string) (plugins.Manifest, error) {
 	m, err := plugins.ParseManifest(manifest)
 	if err != nil {
 		return m, &RefusedError{plugins.ReasonDescriptorInvalid, err}
@@ -189,7 +193,7 @@ func check(ctx context.Context, manifest, module []byte) (plugins.Manifest, erro
 	for _, r := range m.Bounds.Roots {
 		roots[r] = empty
 	}
-	rt, err := executors.NewRuntime(ctx, executors.Config{Roots: roots, Logger: slog.New(slog.DiscardHandler)})
+	rt, err := executors.NewRuntime(ctx, executors.Config{CacheDir: cacheDir, Roots: roots, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return m, err
 	}

@@ -13,10 +13,12 @@ import (
 	"github.com/airlock/airlock/plugins"
 )
 
-// RunOptions are the operator's side of an offline call.
+// RunOptions are the operator's side of an offline call: the executors'
+// configuration, as a broker's (plugins.RuntimeConfig): roots, limits,
+// the compilation cache, and the logger that gets the tool's log lines
+// and stderr (nil discards them).
 type RunOptions struct {
-	Roots  map[string]string // root name -> host folder, as `airlock serve --root`
-	Logger *slog.Logger      // the tool's log lines and stderr; nil discards them
+	Runtime executors.Config
 }
 
 // RunCallID is the callId of an offline call's envelope.
@@ -32,10 +34,12 @@ func Run(ctx context.Context, dir, tool string, args json.RawMessage, o RunOptio
 	if _, err := readProject(dir); err != nil {
 		return wire.Answer{}, err
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	logger := o.Runtime.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+		o.Runtime.Logger = logger
 	}
-	rt, err := executors.NewRuntime(ctx, executors.Config{Roots: o.Roots, Logger: o.Logger})
+	rt, err := executors.NewRuntime(ctx, o.Runtime)
 	if err != nil {
 		return wire.Answer{}, err
 	}
@@ -52,7 +56,7 @@ func Run(ctx context.Context, dir, tool string, args json.RawMessage, o RunOptio
 	}
 	a, panicked := wire.Contain(ctx, prog, c)
 	if panicked != nil {
-		o.Logger.Error("executor panic", "descriptor", m.ID, "tool", tool, "err", panicked)
+		logger.Error("executor panic", "descriptor", m.ID, "tool", tool, "err", panicked)
 	}
 	return a, nil
 }
