@@ -98,7 +98,11 @@ func parsePositional(fs *flag.FlagSet, args []string, name string, stderr io.Wri
 	}
 	switch {
 	case len(pos) < len(names):
-		fmt.Fprintf(stderr, "airlock %s: %s is missing (airlock %s --help)\n", name, strings.Join(names[len(pos):], " and "), name)
+		missing, verb := names[len(pos):], "is"
+		if len(missing) > 1 {
+			verb = "are"
+		}
+		fmt.Fprintf(stderr, "airlock %s: %s %s missing (airlock %s --help)\n", name, strings.Join(missing, " and "), verb, name)
 		return nil, exitUsage
 	case len(pos) > len(names):
 		fmt.Fprintf(stderr, "airlock %s: unexpected argument %q (airlock %s --help)\n", name, pos[len(names)], name)
