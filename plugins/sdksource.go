@@ -12,7 +12,7 @@ import (
 var sdkFiles embed.FS
 
 // SDKSource returns the guest SDK's files (its Go source without tests,
-// and ABI.md) by name, so `airlock new` can write into a project the very
+// and sdk/ABI.md) by name, so `airlock new` can write into a project the very
 // SDK this binary's executors speak to. See RATIONALE.md, "Why does
 // `airlock new` copy the guest SDK into the project?".
 func SDKSource() map[string][]byte {

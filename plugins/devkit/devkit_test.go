@@ -289,8 +289,8 @@ func TestBuildWithoutCompiler(t *testing.T) {
 // it: an answer, a tool error, an args refusal; then a compile error
 // leaves the last good build in place. Only the reactor style: compiling
 // the module under -race takes minutes, and the command build differs
-// only by its arguments (TestGoArgs; the walkthrough runs a command
-// build end to end).
+// only by its arguments (TestGoArgs); cmd/airlock's
+// TestRunRefusesUnmappedRoots runs a command module.
 func TestBuildAndRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles Go to wasip1")
