@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/devkit"
 )
@@ -32,12 +33,8 @@ func runBuild(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	cfg, err := sf.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock build: %v\n", err)
-		return exitUsage
-	}
-	if code := checkData("build", cfg, true, stderr); code >= 0 {
+	cfg, code := loadCompiling(sf, "build", stderr)
+	if code >= 0 {
 		return code
 	}
 	o := devkit.BuildOptions{TinyGo: *tinygo, Env: environ(), Output: stderr, CacheDir: plugins.CacheDir(cfg)}
@@ -63,6 +60,18 @@ func runBuild(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "installed into %s\n", *install)
 	}
 	return exitOK
+}
+
+// loadCompiling loads the settings of a command that compiles modules
+// and checks its data directory and compilation cache as serve does; the
+// exit code is -1 to go on.
+func loadCompiling(sf *settingsFlags, name string, stderr io.Writer) (*config.Config, int) {
+	cfg, err := sf.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock %s: %v\n", name, err)
+		return nil, exitUsage
+	}
+	return cfg, checkData(name, cfg, true, stderr)
 }
 
 // devkitExit prints a devkit error on one line and maps it onto the exit

@@ -37,12 +37,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "airlock run: --args must be one JSON object")
 		return exitUsage
 	}
-	cfg, err := sf.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock run: %v\n", err)
-		return exitUsage
-	}
-	if code := checkData("run", cfg, true, stderr); code >= 0 {
+	cfg, code := loadCompiling(sf, "run", stderr)
+	if code >= 0 {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

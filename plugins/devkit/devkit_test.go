@@ -170,7 +170,6 @@ func TestBuildChecksTheDescriptorFirst(t *testing.T) {
 			edit(t, dir, "main.go", "package main", "package main\n\nnot go")
 			before, _ := os.ReadFile(filepath.Join(dir, "plugin.json"))
 			_, err := devkit.Build(context.Background(), dir, devkit.BuildOptions{})
-			var r *devkit.RefusedError
 			if name == "schema" {
 				// A schema that compiles badly is found by the executors,
 				// after compiling; main.go does not compile here.
@@ -179,18 +178,26 @@ func TestBuildChecksTheDescriptorFirst(t *testing.T) {
 				}
 				return
 			}
-			oneLine(t, err, devkit.ErrRefused, c.want)
-			if !errors.As(err, &r) || r.Reason != plugins.ReasonDescriptorInvalid {
-				t.Fatalf("reason: %v", err)
-			}
-			after, _ := os.ReadFile(filepath.Join(dir, "plugin.json"))
-			if !bytes.Equal(before, after) {
-				t.Error("plugin.json changed")
-			}
-			if _, err := os.Stat(filepath.Join(dir, "greet.wasm")); err == nil {
-				t.Error("a module was written")
-			}
+			refusedUnwritten(t, err, plugins.ReasonDescriptorInvalid, c.want, dir, before)
 		})
+	}
+}
+
+// refusedUnwritten fails unless err is a one-line refusal for reason
+// naming want, and the project in dir kept its plugin.json (before) and
+// got no module.
+func refusedUnwritten(t *testing.T, err error, reason, want, dir string, before []byte) {
+	t.Helper()
+	var r *devkit.RefusedError
+	oneLine(t, err, devkit.ErrRefused, want)
+	if !errors.As(err, &r) || r.Reason != reason {
+		t.Fatalf("reason: %v, want %s", err, reason)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "plugin.json")); !bytes.Equal(before, after) {
+		t.Error("plugin.json changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "greet.wasm")); err == nil {
+		t.Error("a module was written")
 	}
 }
 
@@ -254,18 +261,7 @@ func TestBuildRefusesWhatTheCatalogRefuses(t *testing.T) {
 	dir := newProject(t, "greet")
 	before, _ := os.ReadFile(filepath.Join(dir, "plugin.json"))
 	_, err := devkit.Build(context.Background(), dir, devkit.BuildOptions{TinyGo: true, Env: env})
-	var r *devkit.RefusedError
-	oneLine(t, err, devkit.ErrRefused, "imports-refused: imports env.")
-	if !errors.As(err, &r) || r.Reason != executors.ReasonImportsRefused {
-		t.Fatalf("reason: %v", err)
-	}
-	after, _ := os.ReadFile(filepath.Join(dir, "plugin.json"))
-	if !bytes.Equal(before, after) {
-		t.Error("plugin.json changed")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "greet.wasm")); err == nil {
-		t.Error("a refused module was written")
-	}
+	refusedUnwritten(t, err, executors.ReasonImportsRefused, "imports-refused: imports env.", dir, before)
 	if ents, _ := os.ReadDir(dir); len(ents) != 6 {
 		t.Errorf("left files behind: %v", ents)
 	}
