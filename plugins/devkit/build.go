@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/airlock/airlock/executors"
@@ -146,7 +147,7 @@ func compile(ctx context.Context, dir, module string, b *Built, o BuildOptions) 
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
-	cmd.Env = append(o.Env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd.Env = slices.Concat(o.Env, []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"})
 	cmd.Stdout, cmd.Stderr = o.Output, o.Output
 	if err := cmd.Run(); err != nil {
 		os.RemoveAll(stage)
