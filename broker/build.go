@@ -72,11 +72,16 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	components = append(components, mcp.NewHTTP(mcp.HTTPOptions{Server: srv, Token: httpx.NewToken(o.Token),
 		Port: func() int { return b.Server.Port() }, Config: cfg.MCP, Refused: b.refused}))
 	b.Server = New(Options{Config: cfg, Logger: o.Logger, Metrics: o.Metrics, Components: components})
+	// Every admitted descriptor has its series from the first scrape, and
+	// loses them when it is retired or its peer's catalog drops it.
+	b.OnChange(b.Router.SyncMetrics)
+	b.Router.SyncMetrics()
+	o.Metrics.SetBuildInfo(metrics.ReadBuildInfo(o.Version))
 	return b, nil
 }
 
 func (b *Broker) refused(endpoint string, c contract.Code) {
-	b.metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
+	b.metrics.AuthRefused(endpoint, string(c))
 }
 
 // Reload rescans plugins and pairings (SIGHUP).

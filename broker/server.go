@@ -201,7 +201,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) refused(endpoint string, c contract.Code) {
-	s.opts.Metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
+	s.opts.Metrics.AuthRefused(endpoint, string(c))
 }
 
 // unmatched is the access log's pattern for a request no route matched.

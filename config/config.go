@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -233,14 +234,18 @@ func Load(src Sources) (*Config, error) {
 		return nil, fmt.Errorf("config: flags: %w", err)
 	}
 	var c Config
+	var md mapstructure.Metadata
 	err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
 		WeaklyTypedInput: true,
-		ErrorUnused:      true,
+		Metadata:         &md,
 		Result:           &c,
 		TagName:          "koanf",
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("config: %s", oneLine(err))
+	}
+	if len(md.Unused) > 0 {
+		return nil, unknownKeys(src.File, md.Unused)
 	}
 	for name, dir := range src.Roots {
 		if c.Roots == nil {
@@ -408,6 +413,29 @@ func (c *Config) Dump() []string {
 	}
 	sort.Strings(lines)
 	return lines
+}
+
+// unknownKeys names the keys no setting reads, each by its full dotted
+// path ("mcp.foo"), and the file they came from: the environment is
+// checked by loadEnviron and the flags only set known keys, so an unused
+// key can only be the file's. mapstructure's own ErrorUnused message
+// names only the parent, and the root as two quotes, which leaves the
+// operator to guess where the typo is.
+func unknownKeys(file string, keys []string) error {
+	sort.Strings(keys)
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = strconv.Quote(k)
+	}
+	what := "unknown key"
+	if len(keys) > 1 {
+		what = "unknown keys"
+	}
+	where := "config:"
+	if file != "" {
+		where = "config " + file + ":"
+	}
+	return fmt.Errorf("%s %s %s", where, what, strings.Join(quoted, ", "))
 }
 
 // oneLine flattens a multi-error (mapstructure joins with newlines) so the

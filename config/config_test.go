@@ -96,13 +96,16 @@ func TestErrorsAreOneClearLine(t *testing.T) {
 	dir := t.TempDir()
 	badKey := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(badKey, []byte("listne: x\n"), 0o644)
+	badNested := filepath.Join(dir, "nested.yaml")
+	os.WriteFile(badNested, []byte("zzz: 1\nmcp:\n  foo: 1\n  max_sessions: 3\nroots:\n  any_name: /srv\n"), 0o644)
 	badType := filepath.Join(dir, "type.yaml")
 	os.WriteFile(badType, []byte("exec:\n  max_concurrent: lots\n"), 0o644)
 	cases := map[string]struct {
 		src  Sources
 		want string
 	}{
-		"unknown file key": {Sources{File: badKey}, "listne"},
+		"unknown file key": {Sources{File: badKey}, badKey + `: unknown key "listne"`},
+		"unknown nested":   {Sources{File: badNested}, badNested + `: unknown keys "mcp.foo", "zzz"`},
 		"wrong type":       {Sources{File: badType}, "max_concurrent"},
 		"missing file":     {Sources{File: filepath.Join(dir, "none.yaml")}, "none.yaml"},
 		"unknown env":      {Sources{Environ: []string{"AIRLOCK_LISTNE=x"}}, "AIRLOCK_LISTNE"},

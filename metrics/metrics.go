@@ -20,9 +20,29 @@ const Namespace = "airlock"
 
 // Outcomes of airlock_relay_host_busy_total.
 const (
-	HostBusyJoinRefused   = "join_refused"   // a view's join refused: close 1013 host-busy
-	HostBusyNoticeDropped = "notice_dropped" // a leaving view's viewState or cancel not sent
+	HostBusyJoinRefused   = "join-refused"   // a view's join refused: close 1013 host-busy
+	HostBusyNoticeDropped = "notice-dropped" // a leaving view's viewState or cancel not sent
 )
+
+// Directions of airlock_relay_messages_total.
+const (
+	RelayHostToViews = "host-to-views" // host state, ack and error, to every view
+	RelayViewToHost  = "view-to-host"  // a view's request, cancel, ack or error
+	RelayHostToView  = "host-to-view"  // a reply or snapshot, to the view that asked
+	RelayBroker      = "broker"        // a message the broker wrote itself
+)
+
+// Peer kinds, the closed set of the channel_* families' peer label.
+// Local has no channel connection: it appears only in channel_calls_total.
+const (
+	PeerLocal   = "local"
+	PeerPage    = "page"
+	PeerMachine = "machine"
+)
+
+// Endpoints, the closed set of the endpoint label (broker/internal/httpx
+// names each route).
+var Endpoints = []string{"sessions", "bootstrap", "ws", "channel", "v1", "mcp", Other}
 
 // Other is the label value for anything outside a closed set.
 const Other = "OTHER"
@@ -30,6 +50,8 @@ const Other = "OTHER"
 // Registry holds every collector.
 type Registry struct {
 	reg *prometheus.Registry
+
+	buildInfo *prometheus.GaugeVec // version, commit, goversion, wazero_version
 
 	// Tool calls (any executor), labelled by descriptor and tool as admitted.
 	ToolCalls          *prometheus.CounterVec   // descriptor, tool, outcome
@@ -68,7 +90,12 @@ type Registry struct {
 	// MCP (PROTOCOL section 11).
 	MCPSessions *prometheus.GaugeVec   // transport: MCPTransports
 	MCPRequests *prometheus.CounterVec // method: MCPMethods, outcome: MCPOutcomes
+
+	relayMessages map[relayKey]prometheus.Counter // pre-bound: every (type, direction) the relay counts
+	mcpMethods    map[string]string               // MCP method → its label
 }
+
+type relayKey struct{ typ, dir string }
 
 // Cancelled is the outcome of a tool call whose caller went away or
 // cancelled it (an MCP notifications/cancelled, a closed HTTP request)
@@ -76,6 +103,8 @@ type Registry struct {
 const Cancelled = "cancelled"
 
 // The closed label sets of the MCP metrics; every pair is declared at 0.
+// MCPMethods are the methods as MCP spells them; their labels are Kebab's
+// spelling (tools/call is tools-call).
 var (
 	MCPTransports = []string{"stdio", "http"}
 	MCPMethods    = []string{"initialize", "ping", "tools/list", "tools/call",
@@ -136,14 +165,10 @@ func New() *Registry {
 
 	r.MCPSessions = gauge("mcp_sessions", "Open MCP sessions, by transport (stdio, http).", "transport")
 	r.MCPRequests = counter("mcp_requests_total", "MCP messages received, by method and outcome (ok, refused: a tool call answered isError, error: a JSON-RPC error, cancelled: by the client).", "method", "outcome")
-	for _, t := range MCPTransports {
-		r.MCPSessions.WithLabelValues(t)
-	}
-	for _, m := range MCPMethods {
-		for _, o := range MCPOutcomes {
-			r.MCPRequests.WithLabelValues(m, o)
-		}
-	}
+	r.buildInfo = gauge("build_info", "Always 1: the running binary's version, VCS commit, Go version and wazero version.",
+		"version", "commit", "goversion", "wazero_version")
+	r.SetBuildInfo(ReadBuildInfo(""))
+	r.zero()
 
 	r.reg.MustRegister(
 		collectors.NewGoCollector(),

@@ -96,6 +96,9 @@ func New(opts Options) (*Catalog, error) {
 		}
 	}
 	opts.Metrics = metrics.OrNew(opts.Metrics)
+	for _, r := range Reasons { // at zero from the first scrape
+		opts.Metrics.PluginAdmissionErr.WithLabelValues(r)
+	}
 	c := &Catalog{opts: opts, entries: map[string]*entry{}}
 	c.abandon, c.abandoned = context.WithCancel(context.Background())
 	c.statuses.Store(&[]Status{})

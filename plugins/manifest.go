@@ -44,6 +44,16 @@ type Manifest struct {
 	Bounds  wire.Bounds `json:"bounds"`
 }
 
+// document is plugin.json as written: the manifest and "$schema", which
+// points an editor at the JSON Schema of plugin.json for completion and
+// which the broker ignores (PROTOCOL section 8.1). It is still a key like
+// the others: spelled exactly, a string, and a duplicate of it (case-folded
+// or not) is refused.
+type document struct {
+	Manifest
+	Schema string `json:"$schema"`
+}
+
 var (
 	versionPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$`)
 	modulePattern  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\.wasm$`)
@@ -51,15 +61,16 @@ var (
 )
 
 // ParseManifest reads plugin.json strictly (unknown or duplicate keys
-// refused) and checks every field.
+// refused, "$schema" allowed and ignored) and checks every field.
 func ParseManifest(data []byte) (Manifest, error) {
-	var m Manifest
 	if len(data) > maxManifestBytes {
-		return m, fmt.Errorf("%s is over %d bytes", ManifestName, maxManifestBytes)
+		return Manifest{}, fmt.Errorf("%s is over %d bytes", ManifestName, maxManifestBytes)
 	}
-	if err := wire.DecodeStrict(data, &m); err != nil {
-		return m, err
+	var doc document
+	if err := wire.DecodeStrict(data, &doc); err != nil {
+		return Manifest{}, err
 	}
+	m := doc.Manifest
 	if !versionPattern.MatchString(m.Version) {
 		return m, fmt.Errorf("version must match %s", versionPattern)
 	}

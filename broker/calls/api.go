@@ -53,7 +53,7 @@ func (a *API) Close(ctx context.Context) error {
 }
 
 func (a *API) refused(endpoint string, c contract.Code) {
-	a.metrics.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
+	a.metrics.AuthRefused(endpoint, string(c))
 }
 
 func (a *API) tools(w http.ResponseWriter, _ *http.Request) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Route is where calls for one descriptor go.
@@ -59,6 +60,13 @@ type Router struct {
 
 	draining atomic.Bool
 	inflight sync.WaitGroup
+
+	// labelMu orders SyncMetrics against observe: a call's series are
+	// written under RLock from the routes as they are then, and deleted
+	// under Lock, so a call that ends after its descriptor left cannot
+	// bring the deleted series back.
+	labelMu  sync.RWMutex
+	labelled map[string]map[string]bool // descriptor → tools with series, set by SyncMetrics
 }
 
 // NewRouter builds a Router over sources, in priority order.
@@ -133,16 +141,21 @@ func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 	return a
 }
 
-// observe records the call. Labels come from the admitted descriptor:
-// a descriptor or tool the caller made up is counted as OTHER.
+// observe records the call. Labels come from the descriptor as admitted
+// when the call ends: a descriptor or tool the caller made up, or one
+// retired while the call ran, is counted as OTHER.
 func (r *Router) observe(rt Route, found bool, c wire.Call, outcome string, a wire.Answer, took time.Duration) {
-	desc, tool := metrics.Other, metrics.Other
 	if found {
-		desc = rt.Descriptor.DescriptorID
-		if _, ok := rt.Descriptor.Tool(c.Tool); ok {
+		r.metrics.ChannelCalls.WithLabelValues(rt.Kind(), outcome).Inc()
+	}
+	r.labelMu.RLock()
+	defer r.labelMu.RUnlock()
+	desc, tool := metrics.Other, metrics.Other
+	if now, ok := r.resolve(c.DescriptorID); found && ok {
+		desc = now.Descriptor.DescriptorID
+		if _, ok := now.Descriptor.Tool(c.Tool); ok {
 			tool = c.Tool
 		}
-		r.metrics.ChannelCalls.WithLabelValues(rt.Kind(), outcome).Inc()
 	}
 	m := r.metrics
 	m.ToolCalls.WithLabelValues(desc, tool, outcome).Inc()
@@ -153,6 +166,100 @@ func (r *Router) observe(rt Route, found bool, c wire.Call, outcome string, a wi
 	if a.Budget != nil {
 		m.ToolFetchRequests.WithLabelValues(desc).Observe(float64(a.Budget.RequestsUsed))
 	}
+}
+
+// MaxDeclaredTools bounds how many (descriptor, tool) pairs SyncMetrics
+// declares ahead of their first call, about 40 series each: a peer's
+// catalog may list 256 descriptors of 64 tools, and declaring them all
+// would let one page grow the exposition by hundreds of thousands of
+// lines. Past the bound (taken in routing order, so local plugins first) a
+// tool's series appear at its first call, as before, and are still
+// deleted when its descriptor leaves.
+const MaxDeclaredTools = 256
+
+// SyncMetrics declares at zero the series of every routable descriptor
+// (each tool and OTHER, by every outcome but unattributed-call; up to
+// MaxDeclaredTools) and deletes those of descriptors and tools no longer
+// routable: a plugin retired, a peer's catalog that dropped one, a page
+// that left (RATIONALE.md, "Why is every closed label set declared at
+// zero?"). The broker runs it after every change to what the router
+// lists; it reads the sources' routes, which take no lock, so it may run
+// under a source's lock.
+func (r *Router) SyncMetrics() {
+	r.labelMu.Lock()
+	defer r.labelMu.Unlock()
+	now := r.routable()
+	m := r.metrics
+	for id, tools := range r.labelled {
+		if _, ok := now[id]; !ok {
+			l := prometheus.Labels{"descriptor": id}
+			m.ToolCalls.DeletePartialMatch(l)
+			m.ToolCallDuration.DeletePartialMatch(l)
+			m.ToolTimeouts.DeletePartialMatch(l)
+			m.ToolFetchRequests.DeletePartialMatch(l)
+			continue
+		}
+		for t := range tools {
+			if _, ok := now[id][t]; !ok {
+				l := prometheus.Labels{"descriptor": id, "tool": t}
+				m.ToolCalls.DeletePartialMatch(l)
+				m.ToolCallDuration.DeletePartialMatch(l)
+				m.ToolTimeouts.DeletePartialMatch(l)
+			}
+		}
+	}
+	outcomes := metrics.Outcomes()
+	for id, tools := range now {
+		m.ToolFetchRequests.WithLabelValues(id)
+		for t, declare := range tools {
+			if !declare || r.labelled[id][t] {
+				continue
+			}
+			for _, o := range outcomes {
+				if o != string(wire.UnattributedCall) {
+					m.ToolCalls.WithLabelValues(id, t, o)
+				}
+			}
+			m.ToolCallDuration.WithLabelValues(id, t)
+			m.ToolTimeouts.WithLabelValues(id, t)
+		}
+	}
+	r.labelled = now
+}
+
+// routable maps every routable descriptor to its tools and OTHER, each
+// true when its series are declared: in routing order, until
+// MaxDeclaredTools pairs are.
+func (r *Router) routable() map[string]map[string]bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	now := map[string]map[string]bool{}
+	declared := 0
+	for _, s := range r.sources {
+		for _, rt := range s.Routes() {
+			d := rt.Descriptor
+			if _, seen := now[d.DescriptorID]; seen {
+				continue
+			}
+			tools := map[string]bool{}
+			for _, name := range append([]string{metrics.Other}, toolNames(d)...) {
+				tools[name] = declared < MaxDeclaredTools
+				if tools[name] {
+					declared++
+				}
+			}
+			now[d.DescriptorID] = tools
+		}
+	}
+	return now
+}
+
+func toolNames(d *wire.Descriptor) []string {
+	out := make([]string, len(d.Tools))
+	for i, t := range d.Tools {
+		out[i] = t.Name
+	}
+	return out
 }
 
 // outcomeOf is "ok" or the refusal's rule id; a rule outside the

@@ -75,7 +75,7 @@ func loopbackPeer(r *http.Request) bool {
 // counts it. The close handshake is bounded by the library (a few
 // seconds), after which nothing of the connection is left.
 func (c *Channel) refuse(conn *websocket.Conn, reason string) {
-	c.m.AuthRefusals.WithLabelValues("channel", reason).Inc()
+	c.m.AuthRefused("channel", reason)
 	c.log.Info("channel connection refused", "reason", reason)
 	_ = conn.Close(websocket.StatusPolicyViolation, reason)
 }

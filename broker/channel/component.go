@@ -109,9 +109,12 @@ func New(o Options) *Channel {
 	c := &Channel{opts: o, log: o.Logger, m: o.Metrics, machines: map[string]*slot{},
 		shadows: map[shadow]bool{}, conns: map[*websocket.Conn]struct{}{}}
 	c.page = newSlot(identity{kind: Page})
-	for _, k := range []Kind{Page, Machine} {
-		c.m.ChannelInflight.WithLabelValues(string(k))
-		c.m.ChannelPeers.WithLabelValues(string(k))
+	// The reasons this package owns, at zero (metrics declares the rest).
+	for _, r := range []string{link.ReasonUnauthenticated, link.ReasonBearerRefused} {
+		c.m.AuthRefusals.WithLabelValues("channel", r)
+	}
+	for _, r := range frameReasons {
+		c.m.ChannelFramesRejected.WithLabelValues(r)
 	}
 	if !o.Config.LoopbackAuth {
 		c.log.Warn(LoopbackAuthOffWarning)

@@ -1,6 +1,10 @@
 package channel
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/airlock/airlock/executors/wire"
+)
 
 // Sentinel errors of the channel. Remote.Answer returns them so a caller (or
 // a test) can tell why a frame settled nothing; they never reach a wire
@@ -29,3 +33,9 @@ const (
 	reasonBudgetMismatch = "budget-mismatch" // an answer whose budget disagrees with the call's bounds
 	reasonDescriptorHeld = "descriptor-held" // a page catalog entry for a descriptor another executor holds
 )
+
+// frameReasons is the closed set of the reason label, declared at zero.
+var frameReasons = []string{
+	string(wire.Malformed), string(wire.UnknownField), string(wire.VersionMismatch),
+	reasonUnknownCall, reasonCatalogInvalid, reasonBudgetMismatch, reasonDescriptorHeld,
+}

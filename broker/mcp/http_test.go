@@ -16,6 +16,7 @@ import (
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/executors/testkit"
 )
 
 const token = "0123456789abcdef0123456789abcdef"
@@ -94,5 +95,42 @@ func TestDrainClosesSessions(t *testing.T) {
 	}
 	if code, body := post(t, ts.URL, initialize); code != 503 {
 		t.Errorf("after drain: %d %s", code, body)
+	}
+}
+
+// TestHTTPIdleSessionEnds: a session that sends nothing for
+// mcp.session_idle_ms is closed, which frees its place under
+// mcp.max_sessions, and its id is then unknown (404).
+func TestHTTPIdleSessionEnds(t *testing.T) {
+	ts, _ := startHTTP(t, config.MCP{MaxSessions: 1, MaxBodyBytes: 1 << 20, SessionIdleMs: 50})
+	req, _ := http.NewRequest("POST", ts.URL+"/mcp", bytes.NewReader(initialize))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("initialize: %d, session id %q", resp.StatusCode, id)
+	}
+	// The bound is full until the idle session is closed.
+	testkit.Eventually(t, "the idle session to free its place", func() bool {
+		code, _ := post(t, ts.URL, initialize)
+		return code == 200
+	})
+	ping, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	ping.Header = req.Header.Clone()
+	ping.Header.Set("Mcp-Session-Id", id)
+	resp, err = http.DefaultClient.Do(ping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a request in the idle-closed session: %d, want 404", resp.StatusCode)
 	}
 }

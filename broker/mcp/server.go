@@ -459,7 +459,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		case r != nil && r.IsError:
 			outcome = "refused"
 		}
-		s.o.Metrics.MCPRequests.WithLabelValues(metrics.LabelIn(method, metrics.MCPMethods...), outcome).Inc()
+		s.o.Metrics.MCPRequest(method, outcome)
 		if method == "initialize" && err == nil {
 			if ss, ok := req.GetSession().(*sdk.ServerSession); ok {
 				s.track(ss)

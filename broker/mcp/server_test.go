@@ -187,7 +187,7 @@ func TestCallOkAndRefused(t *testing.T) {
 			t.Errorf("tool_calls%v = %v", labels, got)
 		}
 	}
-	if got := testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools/call", "refused")); got != 1 {
+	if got := testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools-call", "refused")); got != 1 {
 		t.Errorf("mcp_requests{tools/call,refused} = %v", got)
 	}
 	if got := testutil.ToFloat64(f.reg.MCPSessions.WithLabelValues("stdio")); got != 1 {
@@ -211,7 +211,7 @@ func TestProtocolErrors(t *testing.T) {
 	if err != nil || !res.IsError || !strings.HasPrefix(mcptest.Text(res), "malformed: ") {
 		t.Errorf("duplicate keys: %+v %v", res, err)
 	}
-	if got := testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools/call", "error")); got != 4 {
+	if got := testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools-call", "error")); got != 4 {
 		t.Errorf("mcp_requests{tools/call,error} = %v", got)
 	}
 }
@@ -261,7 +261,7 @@ func TestCancelAndProgress(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for testutil.ToFloat64(f.reg.ToolCalls.WithLabelValues("slow", "spin", metrics.Cancelled)) != 1 ||
-		testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools/call", metrics.Cancelled)) != 1 {
+		testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools-call", metrics.Cancelled)) != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the cancelled call was not counted cancelled")
 		}

@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/mcp/mcptest"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -111,7 +113,10 @@ func TestReadLineBound(t *testing.T) {
 // FuzzDecode: a line is either a message (the SDK decodes it) or answered
 // with a JSON-RPC error response, never both, never a crash.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `not json`, `[1]`, `{"jsonrpc":"2.0","id":{},"method":"x"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`} {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `not json`, `[1]`, `{"jsonrpc":"2.0","id":{},"method":"x"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{}}}`, `{"jsonrpc":"2.0","id":1.5,"method":""}`,
+		`{"jsonrpc":"2.0","JSONRPC":"1.0","method":"m","method":"n"}`, `{"jsonrpc":"2.0","id":null,"method":null,"params":null}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"\xfe\\ud800\"}", `{"jsonrpc":"2.0","id":1e400,"method":"x"}`, `{"jsonrpc":"2.0","id":-0,"method":"x","params":[1]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -122,6 +127,14 @@ func FuzzDecode(f *testing.F) {
 		msg, r := decode(line, false)
 		if (msg == nil) == (r == nil) {
 			t.Fatalf("decode(%q) = %v, %q", line, msg, r)
+		}
+		// The fast path reads a request exactly as the SDK's codec does.
+		if req, ok := decodeRequest(line); ok {
+			sdkMsg, err := jsonrpc.DecodeMessage(line)
+			want, _ := sdkMsg.(*jsonrpc.Request)
+			if err != nil || want == nil || want.ID != req.ID || want.Method != req.Method || !bytes.Equal(want.Params, req.Params) {
+				t.Fatalf("decodeRequest(%q) = %+v, the SDK reads %+v (%v)", line, req, sdkMsg, err)
+			}
 		}
 		if r == nil {
 			return
@@ -135,4 +148,33 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("reply %q is not an error response: %v", r, err)
 		}
 	})
+}
+
+// BenchmarkStdioCall is one tools/call over the stdio transport with the
+// SDK's client, against an executor that answers at once: what MCP itself
+// costs per call in time and garbage (the SDK's codec allocates a 32 KiB
+// buffer per value it unmarshals, on both sides).
+func BenchmarkStdioCall(b *testing.B) {
+	src := &source{}
+	src.set(route("notes", echo, nil, "read_notes"))
+	reg := metrics.New()
+	srv := New(Options{Backend: Router(calls.NewRouter(reg, nil, src)), Transport: "stdio", Metrics: reg})
+	defer srv.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = srv.Run(context.Background(), srv.Stdio(inR, outW)) }()
+	ctx := context.Background()
+	c, err := mcptest.Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	params := &sdk.CallToolParams{Name: "read_notes", Arguments: json.RawMessage(`{"path":"a.md"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := c.CallTool(ctx, params); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	_ = inW.Close()
 }

@@ -7,10 +7,10 @@ import (
 
 // Directions, the closed label set of airlock_relay_messages_total.
 const (
-	dirHostToViews = "host_to_views"
-	dirViewToHost  = "view_to_host"
-	dirHostToView  = "host_to_view"
-	dirBroker      = "broker"
+	dirHostToViews = metrics.RelayHostToViews
+	dirViewToHost  = metrics.RelayViewToHost
+	dirHostToView  = metrics.RelayHostToView
+	dirBroker      = metrics.RelayBroker
 )
 
 // Handle routes one validated message from m. A refusal is answered to m
@@ -156,9 +156,8 @@ func (h *Hub) offer(m *Member, frame []byte) {
 	}
 }
 
+// count counts one relayed message on its pre-bound counter (a type or
+// direction outside the contract's routes counts as OTHER).
 func (h *Hub) count(typ, dir string) {
-	if !contract.Known(typ) {
-		typ = metrics.Other
-	}
-	h.opts.Metrics.RelayMessages.WithLabelValues(typ, dir).Inc()
+	h.opts.Metrics.RelayMessage(typ, dir).Inc()
 }

@@ -199,5 +199,5 @@ func (s *Service) Stats() Stats {
 }
 
 func (s *Service) authRefused(endpoint string, c contract.Code) {
-	s.m.AuthRefusals.WithLabelValues(endpoint, string(c)).Inc()
+	s.m.AuthRefused(endpoint, string(c))
 }

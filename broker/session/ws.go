@@ -139,7 +139,7 @@ func (s *Service) relay(sess *Session, m *relay.Member, k *socket) {
 }
 
 func (s *Service) relayRefused(ref *contract.Refusal) {
-	s.m.RelayRefusals.WithLabelValues(string(ref.Code)).Inc()
+	s.m.RelayRefused(string(ref.Code))
 }
 
 func (s *Service) connGauge(role contract.Role, d float64) {

@@ -96,13 +96,24 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		return err
 	}
 	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusBadRequest {
-		return fmt.Errorf("broker answered %s: %s", resp.Status, strings.TrimSpace(string(data)))
+		return &StatusError{Status: resp.StatusCode, status: resp.Status, body: strings.TrimSpace(string(data))}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("broker answered %s with unreadable JSON", resp.Status)
 	}
 	return nil
 }
+
+// StatusError is an answer of the broker that is neither 2xx nor a
+// call's 400: a refused launch token (401), a route refused (403, 404),
+// an overloaded or draining broker (503). Status lets a command tell a
+// refused credential from a failure.
+type StatusError struct {
+	Status       int
+	status, body string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("broker answered %s: %s", e.status, e.body) }
 
 // NewCall is a call of tool with args, its descriptorId and boundsEcho
 // filled from the catalog ds: the descriptor that declares tool, or the

@@ -1,71 +1,64 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/airlock/airlock/broker/v1client"
-	"github.com/airlock/airlock/config/secret"
-	"github.com/airlock/airlock/executors/wire"
 )
 
-// runCall is `airlock call TOOL --args JSON`: it fills descriptorId and
+func init() { register(newCallCmd) }
+
+// newCallCmd is `airlock call TOOL --args JSON`: it fills descriptorId and
 // boundsEcho from the broker's catalog, prints the answer envelope, and
 // exits 0 when ok, 3 when refused.
-func runCall(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("call", stderr)
-	broker := fs.String("broker", defaultBroker, "the broker's base `URL`")
-	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON `OBJECT`")
-	descriptor := fs.String("descriptor", "", "the descriptor `ID`, when several declare the tool")
-	token := addSecretFlag(fs, secret.LaunchToken)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock call TOOL [--args JSON] [--broker URL] [--descriptor ID]")
-		fmt.Fprintln(stderr, "prints the answer envelope; exit 0 when ok, 3 when refused, 1 when the call could not be made")
-		fs.PrintDefaults()
+func newCallCmd() *cobra.Command {
+	var argsFlag, descriptor string
+	var b *brokerFlags
+	c := &cobra.Command{
+		Use:   "call TOOL [--args JSON|@FILE|-]",
+		Short: "call a tool of a running broker and print the answer envelope",
+		Long: "Calls TOOL on a running broker (POST /v1/calls), with descriptorId and boundsEcho filled\n" +
+			"from its catalog (GET /v1/tools), and prints the answer envelope. Exit 0 when the answer\n" +
+			"is ok, 3 when it is a refusal, 1 when the call could not be made.",
+		Example: "  airlock call read_notes --args '{\"path\":\"welcome.md\"}'\n" +
+			"  airlock call read_notes --args @args.json\n" +
+			"  echo '{\"query\":\"bounds\"}' | airlock call search_notes --args -",
+		Args: exactArgs("TOOL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			callArgs, err := readArgs(argsFlag, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			client, err := b.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			ds, err := client.Tools(ctx)
+			if err != nil {
+				return brokerErr(err)
+			}
+			call, err := v1client.NewCall(ds, args[0], descriptor, callArgs)
+			if err != nil {
+				return err
+			}
+			answer, raw, err := client.Call(ctx, call)
+			if err != nil {
+				return brokerErr(err)
+			}
+			out, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
+			if !answer.OK {
+				return exitSilently(exitRefused)
+			}
+			return nil
+		},
 	}
-	tool, rest := "", args
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		tool, rest = args[0], args[1:]
-	}
-	if code := parseFlags(fs, rest); code >= 0 {
-		return code
-	}
-	if tool == "" && fs.NArg() == 1 {
-		tool = fs.Arg(0)
-	} else if tool == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return exitUsage
-	}
-	callArgs, err := wire.CompactMember([]byte(*argsJSON))
-	if err != nil {
-		fmt.Fprintln(stderr, "airlock call: --args must be one JSON object")
-		return exitUsage
-	}
-	c, err := newV1Client(*broker, token)
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock call: %v\n", err)
-		return exitUsage
-	}
-	ctx := context.Background()
-	ds, err := c.Tools(ctx)
-	if err != nil {
-		return fail(stderr, "call: %v", err)
-	}
-	call, err := v1client.NewCall(ds, tool, *descriptor, callArgs)
-	if err != nil {
-		return fail(stderr, "call: %v", err)
-	}
-	answer, raw, err := c.Call(ctx, call)
-	if err != nil {
-		return fail(stderr, "call: %v", err)
-	}
-	out, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
-	fmt.Fprintf(stdout, "%s\n", out)
-	if !answer.OK {
-		return exitRefused
-	}
-	return exitOK
+	c.Flags().StringVar(&argsFlag, "args", "{}", argsHelp)
+	c.Flags().StringVar(&descriptor, "descriptor", "", "the descriptor `ID`, when several declare the tool")
+	b = addBrokerFlags(c.Flags(), "default "+defaultBroker)
+	return c
 }

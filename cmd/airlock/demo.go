@@ -15,53 +15,63 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/airlock/airlock/broker/v1client"
+	"github.com/airlock/airlock/cmd/airlock/internal/demohost"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins/bundled"
 )
 
-// runDemo is `airlock demo`: a broker on embedded defaults (the bundled
+func init() { register(newDemoCmd) }
+
+// newDemoCmd is `airlock demo`: a broker on embedded defaults (the bundled
 // tools, the sample notes as the notes root, a generated launch token),
 // one read_notes call shown as it happens, then serving until Ctrl-C.
-func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("demo", stderr)
-	listen := fs.String("listen", "127.0.0.1:7420", "`ADDR` to listen on; a busy port falls back to a free one")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock demo [--listen ADDR]")
-		fs.PrintDefaults()
+func newDemoCmd() *cobra.Command {
+	var listen string
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "run the broker on embedded defaults and make one read_notes call",
+		Long: "Starts a broker with a generated launch token, the bundled tools and a sample notes folder,\n" +
+			"makes one real read_notes call over HTTP, prints it with the commands to try next, and\n" +
+			"serves until Ctrl-C. AIRLOCK_* settings apply as they do to serve.",
+		Args: noArgs("demo takes flags only"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			work, err := os.MkdirTemp("", "airlock-demo-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(work)
+			notes := filepath.Join(work, "notes")
+			if err := os.CopyFS(notes, bundled.SampleNotes()); err != nil {
+				return fmt.Errorf("sample notes: %w", err)
+			}
+			token, tokenFile, err := demoToken(work)
+			if err != nil {
+				return err
+			}
+			// AIRLOCK_* settings apply as they do to serve; the demo only
+			// fills in its own defaults for what they leave unset.
+			flags := map[string]any{"listen": freeIfBusy(listen), "data": filepath.Join(work, "data"), "no_builtin": false}
+			if !envSet("AIRLOCK_EXEC_CACHE_DIR") {
+				flags["exec.cache_dir"] = demoCacheDir()
+			}
+			cfg, err := config.Load(config.Sources{Environ: environ(), Flags: flags, Roots: map[string]string{"notes": notes}})
+			if err != nil {
+				return configErr(err)
+			}
+			if err := checkData(cfg, true, stderr); err != nil {
+				return err
+			}
+			logger := newLogger(stderr, "warn")
+			return serve(cfg, token, logger, stdout, func(addr string) { demoCall(addr, token, tokenFile, stdout, stderr) })
+		},
 	}
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	work, err := os.MkdirTemp("", "airlock-demo-")
-	if err != nil {
-		return fail(stderr, "demo: %v", err)
-	}
-	defer os.RemoveAll(work)
-	notes := filepath.Join(work, "notes")
-	if err := os.CopyFS(notes, bundled.SampleNotes()); err != nil {
-		return fail(stderr, "demo: sample notes: %v", err)
-	}
-	token, tokenFile, err := demoToken(work)
-	if err != nil {
-		return fail(stderr, "demo: %v", err)
-	}
-	// AIRLOCK_* settings apply as they do to serve; the demo only fills in
-	// its own defaults for what they leave unset.
-	flags := map[string]any{"listen": freeIfBusy(*listen), "data": filepath.Join(work, "data"), "no_builtin": false}
-	if !envSet("AIRLOCK_EXEC_CACHE_DIR") {
-		flags["exec.cache_dir"] = demoCacheDir()
-	}
-	cfg, err := config.Load(config.Sources{Environ: environ(), Flags: flags, Roots: map[string]string{"notes": notes}})
-	if err != nil {
-		return fail(stderr, "demo: %v", err)
-	}
-	if code := checkData("demo", cfg, true, stderr); code >= 0 {
-		return code
-	}
-	logger := newLogger(stderr, "warn")
-	return serve(cfg, token, logger, stdout, func(addr string) { demoCall(addr, token, tokenFile, stdout, stderr) })
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:7420", "`ADDR` to listen on; a busy port falls back to a free one")
+	return c
 }
 
 // demoToken makes a launch token and keeps it in a 0600 file so the
@@ -141,10 +151,17 @@ func demoCall(addr, token, tokenFile string, stdout, stderr io.Writer) {
 	} else if answer.Refused != wire.Rule("") {
 		fmt.Fprintf(stdout, "\nthe call was refused: %s\n", answer.Refused)
 	}
+	if h, err := demohost.Start(ctx, demohost.Options{Base: base, Token: token}); err != nil {
+		fmt.Fprintf(stderr, "airlock demo: the demo extension host: %v\n", err)
+	} else {
+		// The URL carries the session's one-time view credential: it is
+		// for this user's browser, which trades it for a cookie at once.
+		fmt.Fprintf(stdout, "\nA demo extension host is animating a session. Open its view page:\n\n  %s\n", h.ViewURL())
+	}
 	fmt.Fprintf(stdout, `
 Try it yourself (the launch token is in %s, readable only by you):
 
-  export TENSORVIZ_LOCAL_TOKEN="$(cat %s)"
+  export AIRLOCK_LOCAL_TOKEN="$(cat %s)"
   go run ./cmd/airlock tools --broker %s
   go run ./cmd/airlock call list_notes --broker %s
   go run ./cmd/airlock call search_notes --broker %s --args '{"query":"bounds"}'

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/executors/testkit"
 )
 
@@ -23,11 +25,38 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
-	m := regexp.MustCompile(`cat (\S+/token)\)`).FindStringSubmatch(out)
-	if m == nil {
+	// The demo host animates a session whose view URL is printed: a view
+	// bootstrapped from it sees the host and its state.
+	viewURL := regexp.MustCompile(`(http://\S+/local/view#\S+)`).FindStringSubmatch(out)
+	if viewURL == nil {
+		t.Fatalf("no view URL in the output:\n%s", out)
+	}
+	u, err := url.Parse(viewURL[1])
+	must(t, err)
+	id, cred, _ := strings.Cut(u.Fragment, ".")
+	// The one-time credential is printed for the user's browser, once,
+	// and logged nowhere.
+	if n := strings.Count(out, cred); n != 1 || strings.Contains(p.Stderr(), cred) {
+		t.Errorf("the view credential is printed %d times (want 1), in the log: %v", n, strings.Contains(p.Stderr(), cred))
+	}
+	m := &localclient.Minted{SessionInfo: localclient.SessionInfo{WorkspaceSessionID: id, LaunchOrigin: p.URL()}, ViewCredential: cred}
+	v, c := p.view(t, m, p.bootstrap(t, m))
+	if !c.HostConnected {
+		t.Fatalf("a view of the demo session sees no host: %+v", c)
+	}
+	v.send("snapshotRequest", map[string]any{"lastHostSequence": nil}, 0)
+	for seen := map[string]bool{}; !seen["snapshot"] || !seen["focusNode"]; {
+		msg, err := v.Receive(tctx(t))
+		if err != nil {
+			t.Fatalf("the demo view: %v (saw %v)", err, seen)
+		}
+		seen[msg.Type] = true
+	}
+	tf := regexp.MustCompile(`cat (\S+/token)\)`).FindStringSubmatch(out)
+	if tf == nil {
 		t.Fatalf("no token file in the instructions:\n%s", out)
 	}
-	code, stdout, stderr := runCLI(t, nil, "call", "search_notes", "--broker", p.URL(), "--token-file", m[1], "--args", `{"query":"bounds"}`)
+	code, stdout, stderr := runCLI(t, nil, "call", "search_notes", "--broker", p.URL(), "--token-file", tf[1], "--args", `{"query":"bounds"}`)
 	if code != 0 || !strings.Contains(stdout, "bounds.md") {
 		t.Errorf("following the demo's instructions: exit %d\n%s\n%s", code, stdout, stderr)
 	}

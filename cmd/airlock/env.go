@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/airlock/airlock/broker/channel/envclient"
 	"github.com/airlock/airlock/config"
@@ -18,57 +19,65 @@ import (
 	"github.com/airlock/airlock/plugins"
 )
 
-// runEnv is `airlock env`: a paired environment serving its own plugins
-// to a broker over /channel. It prints one JSON line on stdout per
-// connection ({"event":"connected",…}) and per disconnection
+func init() { register(newEnvCmd) }
+
+// newEnvCmd is `airlock env`: a paired environment serving its own
+// plugins to a broker over /channel. It prints one JSON line on stdout
+// per connection ({"event":"connected",…}) and per disconnection
 // ({"event":"disconnected","code":N,"reason":…}); logs go to stderr.
-func runEnv(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("env", stderr)
-	sf := addSettingsFlags(fs, "broker", "plugins", "root", "data", "log-level")
-	bearerFile := addSecretFlag(fs, secret.Bearer)
-	fs.Usage = settingsUsage(fs, stderr, "airlock env --broker ws://HOST:PORT/channel [--bearer-file FILE] [--plugins DIR] [--root NAME=DIR]")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() > 0 {
+func newEnvCmd() *cobra.Command {
+	var sf *settingsFlags
+	var bearerFile *secretFlag
+	c := &cobra.Command{
+		Use:   "env --broker ws://HOST:PORT/channel",
+		Short: "run a paired environment that serves its tools to a broker",
+		Long: "Serves the plugins of --plugins to a broker over its /channel, with the bearer that\n" +
+			"`airlock pair add` printed on the broker's machine (AIRLOCK_BEARER or --bearer-file, never\n" +
+			"an argument). It prints one JSON line on stdout per connection and per disconnection, and\n" +
+			"reconnects with backoff when the broker goes away. It stops with exit 3 when the broker\n" +
+			"refuses the bearer (the pairing was removed) and the bearer has not changed since, and\n" +
+			"with exit 1 when another environment took over the same pairing.\n\n" + settingsHelp(),
 		// Not echoed: a stray argument may well be the bearer itself.
-		fmt.Fprintln(stderr, "airlock env: unexpected argument (the bearer is never a command-line value; use AIRLOCK_BEARER or --bearer-file)")
-		return exitUsage
+		Args: noArgs("the bearer is never a command-line value; use AIRLOCK_BEARER or --bearer-file"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := sf.load()
+			if err != nil {
+				return err
+			}
+			cfg.NoBuiltin = true // an environment serves its operator's tools only
+			bearer, err := bearerFile.lookup()
+			if err != nil {
+				return err
+			}
+			if _, err := bearer(); err != nil { // fail fast on a missing or open file
+				return bearerFile.err(err)
+			}
+			if err := checkChannelURL(cfg.Env.Broker); err != nil {
+				return configErr(err)
+			}
+			if err := checkData(cfg, true, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			return env(cfg, bearer, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
-	cfg, err := sf.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock env: %v\n", err)
-		return exitUsage
-	}
-	cfg.NoBuiltin = true // an environment serves its operator's tools only
-	bearer, err := bearerFile.lookup()
-	if err == nil {
-		_, err = bearer() // fail fast on a missing or open file
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock env: bearer: %v\n", err)
-		return exitUsage
-	}
-	if err := checkChannelURL(cfg.Env.Broker); err != nil {
-		fmt.Fprintf(stderr, "airlock env: %v\n", err)
-		return exitUsage
-	}
-	if code := checkData("env", cfg, true, stderr); code >= 0 {
-		return code
-	}
-	return env(cfg, bearer, stdout, stderr)
+	sf = addSettingsFlags(c.Flags(), "broker", "plugins", "root", "data", "log-level")
+	bearerFile = addSecretFlag(c.Flags(), secret.Bearer)
+	return c
 }
 
 // env runs the environment until SIGTERM or SIGINT, rescanning plugins on
-// SIGHUP.
-func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Writer) int {
+// SIGHUP. A refused bearer that has not changed stops it with an ERROR
+// line and exit 3: see RATIONALE.md, "Why does `airlock env` stop when its
+// bearer is refused, unless the bearer changed?".
+func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Writer) error {
 	logger := newLogger(stderr, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	local, err := plugins.Open(context.Background(), cfg, logger, metrics.New(), true)
 	if err != nil {
 		logger.Error("start failed", "err", err)
-		return exitFailed
+		return startFailed(err)
 	}
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
@@ -83,17 +92,22 @@ func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Wr
 	})
 	if err != nil {
 		logger.Error("start failed", "err", err)
-		return exitFailed
+		return exitSilently(exitFailed)
 	}
 	cat.OnChange(client.CatalogChanged)
 	go reloadOnHUP(ctx, func() { cat.Scan(ctx) })
 	err = client.Run(ctx, time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
-	if errors.Is(err, envclient.ErrReplaced) {
+	switch {
+	case errors.Is(err, envclient.ErrBearerRefused):
+		logger.Error("stopped: the broker refused the bearer", "err", err,
+			"fix", "pair again on the broker's machine (airlock pair add NAME) and give the new bearer with AIRLOCK_BEARER or --bearer-file")
+		return exitSilently(exitRefused)
+	case errors.Is(err, envclient.ErrReplaced):
 		logger.Error("stopped", "err", err)
-		return exitFailed
+		return exitSilently(exitFailed)
 	}
 	logger.Info("stopped")
-	return exitOK
+	return nil
 }
 
 // reloadOnHUP runs reload on every SIGHUP until ctx ends.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,47 +9,42 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
-	"github.com/airlock/airlock/config/secret"
-	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
 
-// runLoad is `airlock load calls|relay`: it drives a running broker and
+func init() { register(newLoadCmd) }
+
+// newLoadCmd is `airlock load calls|relay`: it drives a running broker and
 // reports every figure beside a baseline measured in the same run, and
 // their ratio, so an SRE scraping /metrics during the run reads figures
 // that do not depend on how busy the machine was.
-func runLoad(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, loadHelp)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+func newLoadCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "load",
+		Short: "drive a running broker and compare with a same-run baseline: load calls | load relay",
+		Long:  loadHelp,
 	}
-	switch args[0] {
-	case "calls":
-		return runLoadCalls(args[1:], stdout, stderr)
-	case "relay":
-		return runLoadRelay(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "airlock load: unknown workload %q (calls or relay; try airlock load --help)\n", args[0])
-	return exitUsage
+	groupCommand(c)
+	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd())
+	return c
 }
 
-const loadHelp = `usage: airlock load calls [flags]   POST /v1/calls from concurrent callers
-       airlock load relay [flags]   host-to-views fan-out over /local/ws
-
-Drives a running broker (--broker, default ` + defaultBroker + `) for a fixed
+const loadHelp = `Drives a running broker (--broker, default ` + defaultBroker + `) for a fixed
 time and reports each figure together with a baseline measured in the same
 run, and the ratio Airlock/baseline:
 
-  calls   the same tool of the same module run with plain wazero and no
-          Airlock code, at the same concurrency (--baseline).
-  relay   a bare coder/websocket forwarder started in this process on a
-          loopback port, driven by the same workload code.
+  calls   POST /v1/calls from concurrent callers; the baseline is the same
+          tool of the same module run with plain wazero and no Airlock
+          code, at the same concurrency (--baseline).
+  relay   host-to-views fan-out over /local/ws; the baseline is a bare
+          coder/websocket forwarder started in this process on a loopback
+          port, driven by the same workload code.
 
 The two sides take turns in slices of 2 s until each has run --duration
 (after a --warmup of its own), so a change in the machine's load during
@@ -59,31 +53,34 @@ above 1 for latency, and below 1 for throughput, mean Airlock is slower.
 Latency percentiles are within 1% (a log-linear histogram); max is exact.
 
 A progress line goes to stderr once a second (not with --json). Ctrl-C
-ends the run early and reports what was measured. The launch token comes
-from TENSORVIZ_LOCAL_TOKEN (or AIRLOCK_LOCAL_TOKEN) or --token-file, never
-from an argument. Exit 0 when a report was printed (read its outcomes),
-1 when the load could not run, 2 for bad flags.
-
-airlock load calls --help and airlock load relay --help list the flags.
-`
+ends the run early and reports what was measured. Exit 0 when a report was
+printed (read its outcomes), 1 when the load could not run, 2 for bad
+flags or a missing launch token, 3 when the broker refused the token.`
 
 // loadFlags are the flags both workloads share.
 type loadFlags struct {
-	broker string
-	token  *secretFlag
+	broker *brokerFlags
 	o      load.Options
 	asJSON bool
 }
 
-func addLoadFlags(fs *flag.FlagSet) *loadFlags {
-	f := &loadFlags{}
-	fs.StringVar(&f.broker, "broker", defaultBroker, "the broker's base `URL`")
-	f.token = addSecretFlag(fs, secret.LaunchToken)
-	fs.DurationVar(&f.o.Duration, "d", 10*time.Second, "measure each side for `DURATION`")
-	fs.DurationVar(&f.o.Duration, "duration", 10*time.Second, "same as -d")
+func addLoadFlags(fs *pflag.FlagSet) *loadFlags {
+	f := &loadFlags{broker: addBrokerFlags(fs, "default "+defaultBroker)}
+	fs.DurationVarP(&f.o.Duration, "duration", "d", 10*time.Second, "measure each side for `DURATION`")
 	fs.DurationVar(&f.o.Warmup, "warmup", time.Second, "run each side unmeasured for `DURATION` first")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON, and no progress line")
 	return f
+}
+
+// check names the first flag whose value cannot make a run.
+func (f *loadFlags) check() error {
+	switch {
+	case f.o.Duration <= 0:
+		return usageErr("--duration must be positive, got %v", f.o.Duration)
+	case f.o.Warmup < 0:
+		return usageErr("--warmup must not be negative, got %v", f.o.Warmup)
+	}
+	return nil
 }
 
 // options are the engine's options: progress goes to stderr unless the
@@ -116,83 +113,79 @@ type loadCallsFlags struct {
 	settings               *settingsFlags // --config and --data: where the broker's compilation cache is
 }
 
-func parseLoadCalls(args []string, stderr io.Writer) (*loadCallsFlags, load.CallsOptions, int) {
-	fs := newFlags("load calls", stderr)
-	f := &loadCallsFlags{loadFlags: addLoadFlags(fs), roots: rootsFlag{}}
+// newLoadCallsCmd is `airlock load calls`.
+func newLoadCallsCmd() *cobra.Command {
+	f := &loadCallsFlags{roots: rootsFlag{}}
+	c := &cobra.Command{
+		Use:   "calls",
+		Short: "POST /v1/calls from concurrent callers, beside plain wazero",
+		Long: "POSTs the call to /v1/calls from -c callers on keep-alive connections, and in turns runs the same\n" +
+			"tool of the same module with plain wazero at the same concurrency (per call: instantiate, _initialize,\n" +
+			"airlock_alloc, airlock_call for a reactor; instantiate with the args on stdin for a command).\n" +
+			"Reports calls, calls/s, latency p50/p90/p99/max, each outcome, and the ratios. See airlock load --help.\n" +
+			"The baseline compiles through the broker's compilation cache (found from --config, --data and the\n" +
+			"environment as `airlock serve` finds it) when that folder exists, so a module the broker compiled is\n" +
+			"not compiled again; it never creates one.",
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadCalls(cmd, f) },
+	}
+	fs := c.Flags()
+	f.loadFlags = addLoadFlags(fs)
 	fs.StringVar(&f.tool, "tool", "read_notes", "the `TOOL` to call")
-	fs.StringVar(&f.args, "args", `{"path":"welcome.md"}`, "the tool's arguments as a JSON `OBJECT`")
+	fs.StringVar(&f.args, "args", `{"path":"welcome.md"}`, argsHelp)
 	fs.StringVar(&f.descriptor, "descriptor", "", "the descriptor `ID`, when several declare the tool")
-	fs.IntVar(&f.concurrency, "c", 4, "`CALLERS` in parallel, on each side")
-	fs.IntVar(&f.concurrency, "concurrency", 4, "same as -c")
+	fs.IntVarP(&f.concurrency, "concurrency", "c", 4, "`CALLERS` in parallel, on each side")
 	fs.StringVar(&f.baseline, "baseline", "", "the `SOURCE` of the module the baseline runs with plain wazero: a plugin folder, builtin:ID or none (default: builtin:ID when the broker's tool is a bundled one)")
 	fs.BoolVar(&f.reuse, "reuse-instance", false, "baseline: each caller reuses one reactor instance instead of a fresh one per call")
 	fs.Var(f.roots, "root", "the baseline's roots: `NAME=DIR`, the folder the broker serves as NAME (repeatable)")
 	f.settings = addSettingsFlags(fs, "data")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock load calls [--broker URL] [--tool TOOL] [--args JSON] [--descriptor ID] [-c N] [-d DURATION]")
-		fmt.Fprintln(stderr, "         [--warmup DURATION] [--baseline DIR|builtin:ID|none] [--reuse-instance] [--root NAME=DIR]... [--data DIR] [--json]")
-		fmt.Fprintln(stderr, "\nPOSTs the call to /v1/calls from -c callers on keep-alive connections, and in turns runs the same")
-		fmt.Fprintln(stderr, "tool of the same module with plain wazero at the same concurrency (per call: instantiate, _initialize,")
-		fmt.Fprintln(stderr, "airlock_alloc, airlock_call for a reactor; instantiate with the args on stdin for a command).")
-		fmt.Fprintln(stderr, "Reports calls, calls/s, latency p50/p90/p99/max, each outcome, and the ratios. See airlock load --help.")
-		fmt.Fprintln(stderr, "The baseline compiles through the broker's compilation cache (found from --config, --data and the")
-		fmt.Fprintln(stderr, "environment as `airlock serve` finds it) when that folder exists, so a module the broker compiled is")
-		fmt.Fprintln(stderr, "not compiled again; it never creates one.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
-	if code := parseFlags(fs, args); code >= 0 {
-		return nil, load.CallsOptions{}, code
-	}
-	o := load.CallsOptions{Options: f.options(stderr), Concurrency: f.concurrency, Reuse: f.reuse}
-	if fs.NArg() > 0 || o.Check() != nil {
-		fs.Usage()
-		return nil, o, exitUsage
-	}
-	return f, o, -1
+	return c
 }
 
-// runLoadCalls is `airlock load calls`.
-func runLoadCalls(args []string, stdout, stderr io.Writer) int {
-	f, o, code := parseLoadCalls(args, stderr)
-	if code >= 0 {
-		return code
+// runLoadCalls runs `airlock load calls`.
+func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
+	if err := f.check(); err != nil {
+		return err
 	}
-	callArgs, err := wire.CompactMember([]byte(f.args))
-	if err != nil {
-		fmt.Fprintln(stderr, "airlock load calls: --args must be one JSON object")
-		return exitUsage
+	if f.concurrency < 1 {
+		return usageErr("--concurrency must be at least 1, got %d", f.concurrency)
 	}
-	c, err := newV1Client(f.broker, f.token)
+	o := load.CallsOptions{Options: f.options(cmd.ErrOrStderr()), Concurrency: f.concurrency, Reuse: f.reuse}
+	if err := o.Check(); err != nil {
+		return usageErr("%v", err)
+	}
+	callArgs, err := readArgs(f.args, cmd.InOrStdin())
 	if err != nil {
-		fmt.Fprintf(stderr, "airlock load calls: %v\n", err)
-		return exitUsage
+		return err
+	}
+	c, err := f.broker.client()
+	if err != nil {
+		return err
 	}
 	defer load.KeepAlive(c, o.Concurrency).CloseIdleConnections()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ds, err := c.Tools(ctx)
 	if err != nil {
-		return fail(stderr, "load calls: %v", err)
+		return brokerErr(err)
 	}
 	call, err := v1client.NewCall(ds, f.tool, f.descriptor, callArgs)
 	if err != nil {
-		return fail(stderr, "load calls: %v", err)
+		return err
 	}
 	b, err := load.ChooseBaseline(ctx, f.baseline, call, f.roots, c)
-	if err == nil {
-		b.CacheDir, err = brokerCacheDir(f.settings)
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "airlock load calls: %v\n", err)
-		return exitUsage
+		return usageErr("%v", err)
+	}
+	if b.CacheDir, err = brokerCacheDir(f.settings); err != nil {
+		return err
 	}
 	rep, err := load.Calls(ctx, c, call, b, o)
 	if err != nil {
-		return fail(stderr, "load calls: %v", err)
+		return brokerErr(err)
 	}
-	f.print(stdout, rep)
-	return exitOK
+	f.print(cmd.OutOrStdout(), rep)
+	return nil
 }
 
 // brokerCacheDir is where `airlock serve` with the same settings keeps
@@ -217,59 +210,62 @@ type loadRelayFlags struct {
 	baseline, noBaseline  bool
 }
 
-func parseLoadRelay(args []string, stderr io.Writer) (*loadRelayFlags, load.RelayOptions, int) {
-	fs := newFlags("load relay", stderr)
-	f := &loadRelayFlags{loadFlags: addLoadFlags(fs)}
+// newLoadRelayCmd is `airlock load relay`.
+func newLoadRelayCmd() *cobra.Command {
+	f := &loadRelayFlags{}
+	c := &cobra.Command{
+		Use:   "relay",
+		Short: "host-to-views fan-out over /local/ws, beside a bare forwarder",
+		Long: "Mints N sessions (launch origin: the broker's own), connects one host and M views to each, and in\n" +
+			fmt.Sprintf("turns has every host send ordered focusNode states, at most %d ahead of its slowest view, to the\n", load.RelayWindow) +
+			"broker and to a bare coder/websocket forwarder in this process. Reports deliveries/s, one-way latency\n" +
+			"p50/p90/p99/max, dropped views (closed by the broker, 1013 slow-consumer), refusals (error messages)\n" +
+			"and the ratios. See airlock load --help.",
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadRelay(cmd, f) },
+	}
+	fs := c.Flags()
+	f.loadFlags = addLoadFlags(fs)
 	fs.IntVar(&f.sessions, "sessions", 4, "`N` sessions, each with one host")
 	fs.IntVar(&f.views, "views", 4, "`M` views per session")
 	fs.IntVar(&f.size, "size", 256, "`BYTES` of each focusNode frame (at least the envelope, about 140)")
 	fs.BoolVar(&f.baseline, "baseline", true, "measure the bare coder/websocket forwarder in the same run")
 	fs.BoolVar(&f.noBaseline, "no-baseline", false, "measure the broker alone")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock load relay [--broker URL] [--sessions N] [--views M] [-d DURATION] [--warmup DURATION]")
-		fmt.Fprintln(stderr, "         [--size BYTES] [--baseline|--no-baseline] [--json]")
-		fmt.Fprintln(stderr, "\nMints N sessions (launch origin: the broker's own), connects one host and M views to each, and in")
-		fmt.Fprintf(stderr, "turns has every host send ordered focusNode states, at most %d ahead of its slowest view, to the\n", load.RelayWindow)
-		fmt.Fprintln(stderr, "broker and to a bare coder/websocket forwarder in this process. Reports deliveries/s, one-way latency")
-		fmt.Fprintln(stderr, "p50/p90/p99/max, dropped views (closed by the broker, 1013 slow-consumer), refusals (error messages)")
-		fmt.Fprintln(stderr, "and the ratios. See airlock load --help.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
-	if code := parseFlags(fs, args); code >= 0 {
-		return nil, load.RelayOptions{}, code
-	}
-	o := load.RelayOptions{Options: f.options(stderr), Sessions: f.sessions, Views: f.views, FrameBytes: f.size,
-		Baseline: f.baseline && !f.noBaseline}
-	if fs.NArg() > 0 || o.Check() != nil {
-		fs.Usage()
-		return nil, o, exitUsage
-	}
-	return f, o, -1
+	return c
 }
 
-// runLoadRelay is `airlock load relay`.
-func runLoadRelay(args []string, stdout, stderr io.Writer) int {
-	f, o, code := parseLoadRelay(args, stderr)
-	if code >= 0 {
-		return code
+// runLoadRelay runs `airlock load relay`.
+func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
+	if err := f.check(); err != nil {
+		return err
 	}
-	c, err := newV1Client(f.broker, f.token)
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock load relay: %v\n", err)
-		return exitUsage
+	switch {
+	case f.sessions < 1:
+		return usageErr("--sessions must be at least 1, got %d", f.sessions)
+	case f.views < 1:
+		return usageErr("--views must be at least 1, got %d", f.views)
+	case f.size < 0:
+		return usageErr("--size must not be negative, got %d", f.size)
 	}
-	base, origin, err := brokerBase(c.Base)
+	o := load.RelayOptions{Options: f.options(cmd.ErrOrStderr()), Sessions: f.sessions, Views: f.views, FrameBytes: f.size,
+		Baseline: f.baseline && !f.noBaseline}
+	if err := o.Check(); err != nil {
+		return usageErr("%v", err)
+	}
+	base, origin, err := f.broker.base()
 	if err != nil {
-		fmt.Fprintf(stderr, "airlock load relay: --broker: %v\n", err)
-		return exitUsage
+		return err
+	}
+	token, err := f.broker.token.read()
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := load.Relay(ctx, &localclient.Client{Base: base, Token: c.Token}, origin, o)
+	rep, err := load.Relay(ctx, &localclient.Client{Base: base, Token: token}, origin, o)
 	if err != nil {
-		return fail(stderr, "load relay: %v", err)
+		return brokerErr(err)
 	}
-	f.print(stdout, rep)
-	return exitOK
+	f.print(cmd.OutOrStdout(), rep)
+	return nil
 }

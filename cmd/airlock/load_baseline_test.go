@@ -1,17 +1,18 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestBrokerCacheDir(t *testing.T) {
 	defer func(e func() []string) { environ = e }(environ)
 	environ = func() []string { return nil }
 	data := t.TempDir()
-	fs := newFlags("load calls", io.Discard)
+	fs := pflag.NewFlagSet("load calls", pflag.ContinueOnError)
 	sf := addSettingsFlags(fs, "data")
 	if err := fs.Parse([]string{"--data", data}); err != nil {
 		t.Fatal(err)

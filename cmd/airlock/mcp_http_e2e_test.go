@@ -136,7 +136,7 @@ func TestMCPHTTP(t *testing.T) {
 	if got := w.metric("airlock_tool_calls_total", "descriptor", "fx", "tool", "trap", "outcome", "exec-threw"); got != 1 {
 		t.Errorf("tool_calls{fx,trap,exec-threw} = %v", got)
 	}
-	if got := w.metric("airlock_mcp_requests_total", "method", "tools/call", "outcome", "refused"); got != 2 {
+	if got := w.metric("airlock_mcp_requests_total", "method", "tools-call", "outcome", "refused"); got != 2 {
 		t.Errorf("mcp_requests{tools/call,refused} = %v", got)
 	}
 }

@@ -1,106 +1,114 @@
 package main
 
 import (
-	"flag"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/airlock/airlock/broker/pairing"
+	"github.com/airlock/airlock/config"
 )
 
-// runPair is `airlock pair add NAME | ls | rm NAME`, on the pairings file
-// of --data. `add` prints the new bearer alone on stdout, once; nothing
-// else ever shows it.
-func runPair(args []string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprintln(stderr, "usage: airlock pair add NAME | airlock pair ls | airlock pair rm NAME   [--data DIR]")
-		fmt.Fprintln(stderr, "add prints the new bearer once, alone on stdout; give it to `airlock env` (AIRLOCK_BEARER or --bearer-file)")
+func init() { register(newPairCmd) }
+
+// newPairCmd is `airlock pair add NAME | ls | rm NAME`, on the pairings
+// file of --data. `add` prints the new bearer alone on stdout, once;
+// nothing else ever shows it.
+func newPairCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "pair",
+		Short: "manage the pairings of environments: pair add NAME | pair ls | pair rm NAME",
+		Long: "Manages the pairings file of --data. `pair add` prints the new bearer once, alone on\n" +
+			"stdout; give it to `airlock env` (AIRLOCK_BEARER or --bearer-file). A broker watching\n" +
+			"the folder picks up every change and closes the connection of a removed pairing.",
 	}
-	if len(args) == 0 || (args[0] != "add" && args[0] != "ls" && args[0] != "rm") {
-		usage()
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return exitOK
-		}
-		return exitUsage
-	}
-	sub := args[0]
-	fs := newFlags("pair "+sub, stderr)
-	sf := addSettingsFlags(fs, "data")
-	fs.Usage = func() { usage(); fs.PrintDefaults() }
-	names, code := parseInterleaved(fs, args[1:])
-	if code >= 0 {
-		return code
-	}
-	want := map[string]int{"add": 1, "ls": 0, "rm": 1}[sub]
-	if len(names) != want {
-		usage()
-		return exitUsage
-	}
-	cfg, err := sf.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock pair: %v\n", err)
-		return exitUsage
-	}
-	if code := checkData("pair", cfg, false, stderr); code >= 0 {
-		return code
-	}
-	switch sub {
-	case "add":
-		return pairAdd(cfg.Data, names[0], stdout, stderr)
-	case "rm":
-		if err := pairing.Remove(cfg.Data, names[0]); err != nil {
-			return fail(stderr, "pair rm: %v", err)
-		}
-		fmt.Fprintf(stderr, "airlock pair: %s revoked; a broker watching %s closes its connection\n", names[0], cfg.Data)
-		return exitOK
-	}
-	return pairList(cfg.Data, stdout, stderr)
+	groupCommand(c)
+	c.AddCommand(
+		pairSub("add NAME", "pair a new environment and print its bearer, once", exactArgs("NAME"),
+			func(cmd *cobra.Command, cfg *config.Config, args []string) error {
+				return pairAdd(cfg.Data, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}),
+		pairSub("rm NAME", "revoke a pairing; a broker watching --data closes its connection", exactArgs("NAME"),
+			func(cmd *cobra.Command, cfg *config.Config, args []string) error {
+				if err := pairing.Remove(cfg.Data, args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "airlock pair: %s revoked; a broker watching %s closes its connection\n", args[0], cfg.Data)
+				return nil
+			}),
+		pairList(),
+	)
+	return c
 }
 
-func pairAdd(data, name string, stdout, stderr io.Writer) int {
+// pairSub is one pair subcommand on the settings of --config and --data.
+func pairSub(use, short string, args cobra.PositionalArgs, run func(*cobra.Command, *config.Config, []string) error) *cobra.Command {
+	var sf *settingsFlags
+	c := &cobra.Command{
+		Use: use, Short: short, Args: args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := sf.load()
+			if err != nil {
+				return err
+			}
+			if err := checkData(cfg, false, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			err = run(cmd, cfg, args)
+			if errors.Is(err, pairing.ErrNameInvalid) || errors.Is(err, pairing.ErrFileOpen) {
+				return configErr(err)
+			}
+			return err
+		},
+	}
+	sf = addSettingsFlags(c.Flags(), "data")
+	return c
+}
+
+func pairAdd(data, name string, stdout, stderr io.Writer) error {
 	bearer, err := pairing.Add(data, name, time.Now())
 	if err != nil {
-		return fail(stderr, "pair add: %v", err)
+		return err
 	}
 	fmt.Fprintln(stdout, bearer)
 	fmt.Fprintf(stderr, "airlock pair: %s paired; the bearer above is shown once and stored nowhere\n", name)
-	return exitOK
+	return nil
 }
 
-// pairList prints one line per pairing: its name and when it was made.
-func pairList(data string, stdout, stderr io.Writer) int {
-	ps, err := pairing.List(data)
-	if err != nil {
-		return fail(stderr, "pair ls: %v", err)
-	}
-	for _, p := range ps {
-		fmt.Fprintf(stdout, "%s\t%s\n", p.Name, p.Created)
-	}
-	return exitOK
-}
-
-// parseInterleaved parses flags wherever they appear among positional
-// arguments (`pair add NAME --data DIR` and `pair add --data DIR NAME`)
-// and returns the positionals. The exit code is -1 to go on.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, int) {
-	var pos []string
-	for {
-		if code := parseFlags(fs, args); code >= 0 {
-			return nil, code
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, -1
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), -1
-		}
-		if strings.HasPrefix(args[0], "-") {
-			return append(pos, args...), -1
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
+// pairList is `pair ls`: one line per pairing, its name and when it was
+// made; with --json, {"pairings":[{"name":…,"created":…}]}. The digest
+// of the bearer stays in the file.
+func pairList() *cobra.Command {
+	var asJSON bool
+	c := pairSub("ls", "list the pairings: name and when each was made", exactArgs(),
+		func(cmd *cobra.Command, cfg *config.Config, _ []string) error {
+			ps, err := pairing.List(cfg.Data)
+			if err != nil {
+				return err
+			}
+			type entry struct {
+				Name    string `json:"name"`
+				Created string `json:"created"`
+			}
+			list := make([]entry, 0, len(ps))
+			for _, p := range ps {
+				list = append(list, entry{p.Name, p.Created})
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				data, _ := json.MarshalIndent(map[string]any{"pairings": list}, "", "  ")
+				fmt.Fprintf(out, "%s\n", data)
+				return nil
+			}
+			for _, p := range list {
+				fmt.Fprintf(out, "%s\t%s\n", p.Name, p.Created)
+			}
+			return nil
+		})
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
 }

@@ -87,7 +87,7 @@ func TestRelayTransportChecks(t *testing.T) {
 	}
 	barrier(t, s.host, s.views...)
 	barrier(t, s.views[0], s.host)
-	if v := p.metric(t, `airlock_auth_refusals_total{code="INVALID_ORIGIN",endpoint="ws"}`); v != 3 {
+	if v := p.metric(t, `airlock_auth_refusals_total{code="invalid-origin",endpoint="ws"}`); v != 3 {
 		t.Fatalf("ws origin refusals counted %v", v)
 	}
 }
@@ -192,7 +192,7 @@ func TestRelayFramesRefusedConnectionSurvives(t *testing.T) {
 	v.refused("INVALID_MESSAGE", "direction")
 	barrier(t, host, v) // nothing refused was relayed, and the host's socket still works
 	barrier(t, v, host)
-	if got := p.metric(t, `airlock_relay_refusals_total{code="INVALID_MESSAGE"}`); got != 6 {
+	if got := p.metric(t, `airlock_relay_refusals_total{code="invalid-message"}`); got != 6 {
 		t.Fatalf("INVALID_MESSAGE refusals %v", got)
 	}
 }

@@ -1,58 +1,60 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"os/signal"
 
-	"github.com/airlock/airlock/executors/wire"
+	"github.com/spf13/cobra"
+
 	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/devkit"
 )
 
-// runRun is `airlock run DIR TOOL --args JSON`: one call of a built
+func init() { register(newRunCmd) }
+
+// newRunCmd is `airlock run DIR TOOL --args JSON`: one call of a built
 // project's tool, offline, under its bounds, through the executors as a
-// broker makes it (plugins/devkit.Run). It prints the answer envelope and
-// exits 0 when ok, 3 when refused (the call, or the plugin's admission).
-// Roots, exec limits and the compilation cache come from the same flags,
-// config file and environment as `airlock serve`'s.
-func runRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", stderr)
-	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON `OBJECT`")
-	sf := addSettingsFlags(fs, "root", "data", "log-level")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock run DIR TOOL [--args JSON] [--root NAME=DIR]... [--config FILE] [--data DIR]")
-		fmt.Fprintln(stderr, "prints the answer envelope; exit 0 when ok, 3 when refused, 2 usage, 1 when the call could not be made")
-		fs.PrintDefaults()
+// broker makes it (plugins/devkit.Run). Roots, exec limits and the
+// compilation cache come from the same flags, config file and environment
+// as serve's.
+func newRunCmd() *cobra.Command {
+	var argsFlag string
+	var sf *settingsFlags
+	c := &cobra.Command{
+		Use:   "run DIR TOOL [--args JSON|@FILE|-] [--root NAME=DIR]...",
+		Short: "call a plugin project's tool once, offline, under its bounds",
+		Long: "Admits the built project in DIR as a broker would and calls TOOL once through the same\n" +
+			"executors, with the descriptor's bounds; prints the answer envelope. Roots are mapped\n" +
+			"with --root NAME=DIR (or the config file), as for serve; the tool's log lines and\n" +
+			"stderr go to stderr. Exit 0 when the answer is ok, 3 when it is a refusal or the plugin\n" +
+			"would not be admitted.",
+		Example: "  airlock run greet greet --args '{\"name\":\"Ada\"}'\n" +
+			"  airlock run wordcount count_words --root notes=$HOME/notes --args @args.json",
+		Args: exactArgs("DIR", "TOOL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			callArgs, err := readArgs(argsFlag, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			cfg, err := loadCompiling(sf, cmd)
+			if err != nil {
+				return err
+			}
+			rc := plugins.RuntimeConfig(cfg, newLogger(cmd.ErrOrStderr(), cfg.LogLevel))
+			a, err := devkit.Run(cmd.Context(), args[0], args[1], callArgs, devkit.RunOptions{Runtime: rc})
+			if err != nil {
+				return devkitErr(err)
+			}
+			raw, _ := json.Marshal(a)
+			out, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
+			if !a.OK {
+				return exitSilently(exitRefused)
+			}
+			return nil
+		},
 	}
-	pos, code := parsePositional(fs, args, "run", stderr, "DIR", "TOOL")
-	if code >= 0 {
-		return code
-	}
-	callArgs, err := wire.CompactMember([]byte(*argsJSON))
-	if err != nil {
-		fmt.Fprintln(stderr, "airlock run: --args must be one JSON object")
-		return exitUsage
-	}
-	cfg, code := loadCompiling(sf, "run", stderr)
-	if code >= 0 {
-		return code
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	rc := plugins.RuntimeConfig(cfg, newLogger(stderr, cfg.LogLevel))
-	a, err := devkit.Run(ctx, pos[0], pos[1], callArgs, devkit.RunOptions{Runtime: rc})
-	if err != nil {
-		return devkitExit(stderr, "run", err)
-	}
-	raw, _ := json.Marshal(a)
-	out, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
-	fmt.Fprintf(stdout, "%s\n", out)
-	if !a.OK {
-		return exitRefused
-	}
-	return exitOK
+	c.Flags().StringVar(&argsFlag, "args", "{}", argsHelp)
+	sf = addSettingsFlags(c.Flags(), "root", "data", "log-level")
+	return c
 }

@@ -11,58 +11,63 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/metrics"
 )
 
-func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", stderr)
-	sf := addSettingsFlags(fs, "listen", "metrics-listen", "data", "plugins", "root", "no-builtin", "log-level", "token-file")
-	fs.Usage = settingsUsage(fs, stderr, "airlock serve [flags]")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() > 0 {
+func init() { register(newServeCmd) }
+
+// newServeCmd is `airlock serve`, what an extension launches (PROTOCOL
+// section 9).
+func newServeCmd() *cobra.Command {
+	var sf *settingsFlags
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "run the broker (what an extension launches)",
+		Long: "Runs the broker. The first stdout line is {\"event\":\"listening\",\"addr\":\"127.0.0.1:PORT\",\"pid\":N};\n" +
+			"logs are JSON on stderr. SIGTERM drains and exits 0; SIGHUP rescans plugins and pairings.\n" +
+			"Without a launch token the broker is inert: it serves /healthz and /metrics only.\n\n" + settingsHelp(),
 		// The argument is not echoed: a launcher that passed the token
 		// positionally must not see it printed back into its logs.
-		fmt.Fprintln(stderr, "airlock serve: unexpected argument (the launch token is never an argument; use TENSORVIZ_LOCAL_TOKEN or --token-file)")
-		return exitUsage
+		Args: noArgs("the launch token is never an argument; use AIRLOCK_LOCAL_TOKEN or --token-file"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := sf.load()
+			if err != nil {
+				return err
+			}
+			token, err := sf.token.read()
+			if errors.Is(err, secret.ErrMissing) {
+				token, err = "", nil // no token: an inert broker
+			}
+			if err != nil {
+				return err
+			}
+			if err := broker.CheckToken(token); err != nil {
+				return configErr(err)
+			}
+			if err := broker.CheckBind(cfg, token != ""); err != nil {
+				return configErr(err)
+			}
+			if err := checkData(cfg, true, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			logger := newLogger(cmd.ErrOrStderr(), cfg.LogLevel)
+			return serve(cfg, token, logger, cmd.OutOrStdout(), nil)
+		},
 	}
-	cfg, err := sf.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
-		return exitUsage
-	}
-	token, err := sf.token.read()
-	if errors.Is(err, secret.ErrMissing) {
-		token, err = "", nil // no token: an inert broker
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "airlock serve: launch token: %v\n", err)
-		return exitUsage
-	}
-	if err := broker.CheckToken(token); err != nil {
-		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
-		return exitUsage
-	}
-	if err := broker.CheckBind(cfg, token != ""); err != nil {
-		fmt.Fprintf(stderr, "airlock serve: %v\n", err)
-		return exitUsage
-	}
-	if code := checkData("serve", cfg, true, stderr); code >= 0 {
-		return code
-	}
-	logger := newLogger(stderr, cfg.LogLevel)
-	return serve(cfg, token, logger, stdout, nil)
+	sf = addSettingsFlags(c.Flags(), "listen", "metrics-listen", "data", "plugins", "root", "no-builtin", "log-level", "token-file")
+	return c
 }
 
 // serve runs a broker until SIGTERM or SIGINT, reloading on SIGHUP, and
 // prints {"event":"listening","addr":…,"pid":…} once it listens. When
 // ready is not nil it is called with the bound address then (demo uses it
 // to make its first call).
-func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writer, ready func(addr string)) int {
+func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writer, ready func(addr string)) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	// SIGHUP is caught before the listening line is printed: a launcher may
@@ -78,9 +83,9 @@ func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writ
 		}
 	}
 	err := broker.Run(ctx, broker.RunOptions{Reload: hup, Listening: listening,
-		BuildOptions: broker.BuildOptions{Config: cfg, Token: token, Logger: logger, Metrics: metrics.New(), Version: version}})
+		BuildOptions: broker.BuildOptions{Config: cfg, Token: token, Logger: logger, Metrics: metrics.New(), Version: buildInfoOf().Version}})
 	if err != nil {
-		return exitFailed
+		return startFailed(err) // broker.Run logged why
 	}
-	return exitOK
+	return nil
 }

@@ -81,7 +81,7 @@ func TestServeTokenIsCheckedOnEveryV1Route(t *testing.T) {
 		t.Errorf("GET /v1/tools with the token: %d", code)
 	}
 	metrics := scrape(t, p)
-	if !strings.Contains(metrics, `airlock_auth_refusals_total{code="INVALID_CREDENTIALS",endpoint="v1"} 10`) {
+	if !strings.Contains(metrics, `airlock_auth_refusals_total{code="invalid-credentials",endpoint="v1"} 10`) {
 		t.Errorf("auth refusals not counted:\n%s", grep(metrics, "auth_refusals"))
 	}
 }
@@ -127,7 +127,7 @@ func TestServeRefusesBadStarts(t *testing.T) {
 	}{
 		"token file of another user":   {[]string{"serve", "--token-file", foreign}, nil, "another user"},
 		"public bind without token":    {[]string{"serve", "--listen", "0.0.0.0:0"}, nil, "non-loopback"},
-		"unknown flag":                 {[]string{"serve", "--tokne", "x"}, nil, "flag provided but not defined"},
+		"unknown flag":                 {[]string{"serve", "--tokne", "x"}, nil, "unknown flag: --tokne"},
 		"token as argument":            {[]string{"serve", "--listen", "127.0.0.1:0", testToken}, nil, "unexpected argument"},
 		"bad listen":                   {[]string{"serve", "--listen", "nonsense"}, nil, "listen"},
 		"unknown AIRLOCK_ variable":    {[]string{"serve"}, []string{"AIRLOCK_LISTNE=127.0.0.1:0"}, "AIRLOCK_LISTNE"},

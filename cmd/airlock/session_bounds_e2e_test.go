@@ -58,7 +58,7 @@ func TestRelayTwoOriginsRefused(t *testing.T) {
 			t.Errorf("%s: closed %d %q, want 4403 INVALID_ORIGIN", c.name, code, reason)
 		}
 	}
-	if v := p.metric(t, `airlock_auth_refusals_total{code="INVALID_ORIGIN",endpoint="ws"}`); v != float64(len(cases)) {
+	if v := p.metric(t, `airlock_auth_refusals_total{code="invalid-origin",endpoint="ws"}`); v != float64(len(cases)) {
 		t.Fatalf("ws origin refusals counted %v, want %d", v, len(cases))
 	}
 	// No second host got in and no view joined: the session is as it was.

@@ -153,7 +153,7 @@ func TestSessionMintRequiresToken(t *testing.T) {
 			t.Errorf("%s: %d %.80s", name, status, out)
 		}
 	}
-	if v := p.metric(t, `airlock_auth_refusals_total{code="INVALID_CREDENTIALS",endpoint="sessions"}`); v != 4 {
+	if v := p.metric(t, `airlock_auth_refusals_total{code="invalid-credentials",endpoint="sessions"}`); v != 4 {
 		t.Errorf("auth refusals for sessions: %v", v)
 	}
 }
@@ -280,7 +280,7 @@ func TestSessionBootstrapRefusalOrder(t *testing.T) {
 	if status, body, _ := bootstrapRaw(p, o, id, cred, nil); status != 401 || errorCode(body) != "INVALID_CREDENTIALS" {
 		t.Fatalf("replayed credential: %d %s", status, body)
 	}
-	for _, refused := range []string{"INVALID_CREDENTIALS", "INVALID_ORIGIN"} {
+	for _, refused := range []string{"invalid-credentials", "invalid-origin"} {
 		if v := p.metric(t, `airlock_auth_refusals_total{code="`+refused+`",endpoint="bootstrap"}`); v < 1 {
 			t.Errorf("no bootstrap refusal counted for %s", refused)
 		}

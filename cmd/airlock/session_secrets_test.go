@@ -59,13 +59,13 @@ func TestSessionSecretsNeverLeak(t *testing.T) {
 			}
 		}
 	}
-	labelled := regexp.MustCompile(`^airlock_relay_messages_total\{direction="(host_to_views|view_to_host|host_to_view|broker)",type="[A-Za-z]+"\} `)
+	labelled := regexp.MustCompile(`^airlock_relay_messages_total\{direction="(host-to-views|view-to-host|host-to-view|broker)",type="[a-z]+(-[a-z]+)*"\} `)
 	for _, line := range strings.Split(string(metricsBody), "\n") {
 		if strings.HasPrefix(line, "airlock_relay_messages_total{") && !labelled.MatchString(line) {
 			t.Fatalf("relay metric outside the closed label sets: %s", line)
 		}
 	}
-	if p.metric(t, `airlock_relay_messages_total{direction="view_to_host",type="validateRequest"}`) != 1 {
+	if p.metric(t, `airlock_relay_messages_total{direction="view-to-host",type="validate-request"}`) != 1 {
 		t.Fatal("validateRequest not counted")
 	}
 	if p.metric(t, `airlock_ws_connections{endpoint="ws",role="host"}`) != 1 {
@@ -132,10 +132,10 @@ func TestSessionMintCommand(t *testing.T) {
 	}
 	p.bootstrap(t, &m) // the printed credential works with the broker's own origin
 	code, _, errOut = runCLI(t, []string{"AIRLOCK_LOCAL_TOKEN=wrong"}, "mint", "--broker", p.URL())
-	if code != exitFailed || !strings.Contains(errOut, "401 INVALID_CREDENTIALS") {
+	if code != exitRefused || !strings.Contains(errOut, "401 INVALID_CREDENTIALS") {
 		t.Fatalf("wrong token: %d %q", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, nil, "mint", "--help"); code != 0 || !strings.Contains(errOut, "only Airlock command that prints a credential") {
-		t.Fatalf("help: %d %q", code, errOut)
+	if code, out, _ := runCLI(t, nil, "mint", "--help"); code != 0 || !strings.Contains(out, "only Airlock command that prints a credential") {
+		t.Fatalf("help: %d %q", code, out)
 	}
 }

@@ -1,31 +1,31 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"sort"
 	"strings"
-	"time"
 
-	"github.com/airlock/airlock/broker/v1client"
+	"github.com/spf13/pflag"
+
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/plugins"
 )
 
-// settingsFlags are the flags shared by serve, env and demo. Each maps onto
-// a config key; only flags given on the command line override the lower
-// layers.
+// settingsFlags are the flags shared by serve, env, mcp, tools, pair and
+// demo. Each maps onto a config key; only flags given on the command line
+// override the lower layers.
 type settingsFlags struct {
-	fs    *flag.FlagSet
+	fs    *pflag.FlagSet
 	file  string
 	token *secretFlag // --token-file, when asked for
 	roots rootsFlag
 	keys  map[string]string // flag name -> config key
 }
 
-func addSettingsFlags(fs *flag.FlagSet, names ...string) *settingsFlags {
+func addSettingsFlags(fs *pflag.FlagSet, names ...string) *settingsFlags {
 	s := &settingsFlags{fs: fs, roots: rootsFlag{}, keys: map[string]string{}}
 	fs.StringVar(&s.file, "config", "", "YAML config `FILE`")
 	str := func(name, key, usage string) {
@@ -59,61 +59,77 @@ func addSettingsFlags(fs *flag.FlagSet, names ...string) *settingsFlags {
 }
 
 // load layers defaults, the config file, the environment and the flags
-// that were given.
+// that were given; its errors are configuration errors (exit 2).
 func (s *settingsFlags) load() (*config.Config, error) {
 	set := map[string]any{}
-	s.fs.Visit(func(f *flag.Flag) {
+	s.fs.Visit(func(f *pflag.Flag) {
 		if key, ok := s.keys[f.Name]; ok {
 			set[key] = f.Value.String()
 		}
 	})
-	return config.Load(config.Sources{File: s.file, Environ: environ(), Flags: set, Roots: s.roots})
-}
-
-// flagSet returns the value of a flag given on the command line, or "".
-func (s *settingsFlags) flagSet(name string) string {
-	v := ""
-	s.fs.Visit(func(f *flag.Flag) {
-		if f.Name == name {
-			v = f.Value.String()
-		}
-	})
-	return v
-}
-
-// settingsUsage prints the flags, then every setting with its key,
-// environment variable and default.
-func settingsUsage(fs *flag.FlagSet, w io.Writer, synopsis string) func() {
-	return func() {
-		fmt.Fprintf(w, "usage: %s\n\nflags:\n", synopsis)
-		fs.PrintDefaults()
-		fmt.Fprintln(w, "\nsettings (config-file key, environment variable, default):")
-		for _, st := range config.Settings {
-			env := st.Env()
-			if st.Key == "roots" {
-				env = "no environment variable"
-			}
-			if len(st.Aliases) > 0 {
-				env += " (or " + strings.Join(st.Aliases, ", ") + ")"
-			}
-			fmt.Fprintf(w, "  %s\n      %s, default %v: %s\n", st.Key, env, st.Default, st.Help)
-		}
-		fmt.Fprintln(w, "\nthe launch token: TENSORVIZ_LOCAL_TOKEN or AIRLOCK_LOCAL_TOKEN, or --token-file (mode 0600); never a flag value")
+	cfg, err := config.Load(config.Sources{File: s.file, Environ: environ(), Flags: set, Roots: s.roots})
+	if err != nil {
+		return nil, configErr(err)
 	}
+	return cfg, nil
+}
+
+// given reports whether the flag name was on the command line.
+func (s *settingsFlags) given(name string) bool { return s.fs.Changed(name) }
+
+// settingsHelp lists every setting with its key, environment variable and
+// default, for the help of the commands that run a broker or an
+// environment.
+func settingsHelp() string {
+	var b strings.Builder
+	b.WriteString("Settings (config-file key, environment variable, default):\n")
+	for _, st := range config.Settings {
+		env := st.Env()
+		if st.Key == "roots" {
+			env = "no environment variable"
+		}
+		if len(st.Aliases) > 0 {
+			env += " (or " + strings.Join(st.Aliases, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "  %s\n      %s, default %v: %s\n", st.Key, env, st.Default, st.Help)
+	}
+	b.WriteString("\nThe launch token: AIRLOCK_LOCAL_TOKEN (or TENSORVIZ_LOCAL_TOKEN), or --token-file (mode 0600); never a flag value.\n")
+	return b.String()
 }
 
 // checkData is every command's start-up check of --data (and, when the
 // command compiles modules, of the compilation cache): a folder that is
 // not the user's, that others may write, or that is reached through a
-// link is refused with one line and exit 2, a configuration error. The
-// exit code is -1 to go on.
-func checkData(name string, cfg *config.Config, cache bool, stderr io.Writer) int {
+// link is refused with one line and exit 2, a configuration error.
+func checkData(cfg *config.Config, cache bool, stderr io.Writer) error {
 	if err := plugins.CheckData(cfg, cache, newLogger(stderr, cfg.LogLevel)); err != nil {
-		fmt.Fprintf(stderr, "airlock %s: %v\n", name, err)
-		return exitUsage
+		return configErr(err)
 	}
-	return -1
+	return nil
 }
+
+// rootsFlag collects repeatable --root NAME=DIR.
+type rootsFlag map[string]string
+
+func (r rootsFlag) String() string {
+	var parts []string
+	for k, v := range r {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func (r rootsFlag) Set(v string) error {
+	name, dir, ok := strings.Cut(v, "=")
+	if !ok || name == "" || dir == "" {
+		return errors.New("want NAME=DIR")
+	}
+	r[name] = dir
+	return nil
+}
+
+func (r rootsFlag) Type() string { return "NAME=DIR" }
 
 // secretFlag is the file flag of a secret (--token-file, --bearer-file);
 // the secret itself comes from that file or the environment, never from
@@ -123,32 +139,57 @@ type secretFlag struct {
 	file string
 }
 
-func addSecretFlag(fs *flag.FlagSet, src secret.Source) *secretFlag {
+func addSecretFlag(fs *pflag.FlagSet, src secret.Source) *secretFlag {
 	s := &secretFlag{src: src}
-	fs.StringVar(&s.file, src.Flag, "", src.FlagUsage())
+	fs.StringVar(&s.file, src.Flag, "", fmt.Sprintf("read the %s from `FILE`, mode 0600 (else from %s)", src.What, s.envNames(false)))
 	return s
 }
 
-// lookup is how to read the secret; see secret.Source.Lookup.
-func (s *secretFlag) lookup() (func() (string, error), error) { return s.src.Lookup(environ(), s.file) }
+// envNames names the variables, the Airlock name first: it is the last
+// of src.Env, the one that wins when several are set. The seed names
+// follow in parentheses, or after "or".
+func (s *secretFlag) envNames(parens bool) string {
+	env := s.src.Env
+	names, seeds := env[len(env)-1], strings.Join(env[:len(env)-1], ", ")
+	switch {
+	case seeds == "":
+	case parens:
+		names += " (or " + seeds + ")"
+	default:
+		names += " or " + seeds
+	}
+	return names
+}
 
-// read reads the secret once; its errors are usage errors (exit 2).
-func (s *secretFlag) read() (string, error) { return s.src.Read(environ(), s.file) }
-
-// defaultBroker is where the CLI looks for a broker when --broker is not
-// given: the default listen address of `airlock serve`.
-const defaultBroker = "http://127.0.0.1:7420"
-
-// newV1Client is a /v1 client of the broker at --broker with the launch
-// token of --token-file or the environment; its errors are usage errors.
-func newV1Client(base string, token *secretFlag) (*v1client.Client, error) {
-	tok, err := token.read()
+// lookup is how to read the secret; see secret.Source.Lookup. Its errors
+// are configuration errors (exit 2).
+func (s *secretFlag) lookup() (func() (string, error), error) {
+	read, err := s.src.Lookup(environ(), s.file)
 	if err != nil {
-		return nil, err
+		return nil, s.err(err)
 	}
-	base = strings.TrimSuffix(base, "/")
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("--broker must be an http(s) URL such as %s", defaultBroker)
+	return read, nil
+}
+
+// read reads the secret once; its errors are configuration errors (exit
+// 2), from every command alike.
+func (s *secretFlag) read() (string, error) {
+	v, err := s.src.Read(environ(), s.file)
+	if err != nil {
+		return "", s.err(err)
 	}
-	return &v1client.Client{Base: base, Token: tok, HTTP: &http.Client{Timeout: 15 * time.Minute}}, nil
+	return v, nil
+}
+
+// err is a configuration error (exit 2); a missing secret is named with
+// the Airlock variable first.
+func (s *secretFlag) err(err error) error {
+	switch {
+	case errors.Is(err, secret.ErrMissing):
+		return &exitError{code: exitUsage, err: err,
+			msg: fmt.Sprintf("no %s: set %s or give --%s FILE (%s)", s.src.What, s.envNames(true), s.src.Flag, s.src.Hint)}
+	case errors.Is(err, secret.ErrTwice), errors.Is(err, secret.ErrFile):
+		return configErr(err)
+	}
+	return configErr(fmt.Errorf("--%s: %w", s.src.Flag, err)) // the file cannot be read
 }

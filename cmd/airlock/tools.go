@@ -1,9 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,69 +11,82 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
 
-// runTools is `airlock tools`: admitted descriptors and refused plugins,
-// either from a plugins folder (offline: each plugin is checked and
-// compiled exactly as serve would) or from a running broker. It exits 3
-// when any plugin was refused, so a tool author's script can check a
+func init() { register(newToolsCmd) }
+
+// newToolsCmd is `airlock tools`: admitted descriptors and refused
+// plugins, either from a plugins folder (offline: each plugin is checked
+// and compiled exactly as serve would) or from a running broker. It exits
+// 3 when any plugin was refused, so a tool author's script can check a
 // plugin before shipping it. Offline it judges only the folder it was
 // given: the bundled plugins join only with --builtin (the bundled notes
 // needs --root notes=DIR, which has nothing to do with the folder).
-func runTools(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("tools", stderr)
-	sf := addSettingsFlags(fs, "plugins", "root", "no-builtin", "data", "token-file")
-	builtin := fs.Bool("builtin", false, "with --plugins, judge the bundled plugins too")
-	brokerURL := fs.String("broker", "", "ask a running broker at `URL` (token from TENSORVIZ_LOCAL_TOKEN or --token-file)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airlock tools --plugins DIR [--builtin] [--root NAME=DIR]... | airlock tools --broker URL [--token-file FILE]")
-		fs.PrintDefaults()
+func newToolsCmd() *cobra.Command {
+	var asJSON, builtin bool
+	var sf *settingsFlags
+	var b *brokerFlags
+	c := &cobra.Command{
+		Use:   "tools [--plugins DIR | --broker URL]",
+		Short: "list admitted tool descriptors and refused plugins",
+		Long: "Lists the admitted descriptors and the refused plugins with their reasons.\n\n" +
+			"  --plugins DIR   checks that folder alone offline, compiling each module exactly as serve\n" +
+			"                  would (--builtin adds the bundled plugins)\n" +
+			"  --broker URL    asks a running broker (GET /v1/tools and GET /v1/plugins)\n\n" +
+			"Exit 3 when any plugin is refused.",
+		Args: noArgs("tools takes flags only"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			var ds []wire.Descriptor
+			var sts []plugins.Status
+			if b.given() || !sf.given("plugins") {
+				client, err := b.client()
+				if err != nil {
+					return err
+				}
+				if ds, sts, err = toolsFromBroker(ctx, client); err != nil {
+					return brokerErr(err)
+				}
+			} else {
+				cfg, err := sf.load()
+				if err != nil {
+					return err
+				}
+				cfg.NoBuiltin = !builtin
+				if err := checkData(cfg, true, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+				if ds, sts, err = toolsOffline(ctx, cfg); errors.Is(err, plugins.ErrNoPluginsDir) {
+					return configErr(err)
+				} else if err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				out, _ := json.MarshalIndent(map[string]any{"descriptors": ds, "plugins": sts}, "", "  ")
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
+			} else {
+				printTools(cmd.OutOrStdout(), ds, sts)
+			}
+			for _, s := range sts {
+				if !s.Admitted {
+					return exitSilently(exitRefused)
+				}
+			}
+			return nil
+		},
 	}
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	ctx := context.Background()
-	var ds []wire.Descriptor
-	var sts []plugins.Status
-	var err error
-	if *brokerURL != "" || sf.flagSet("plugins") == "" {
-		c, cerr := newV1Client(cmp.Or(*brokerURL, defaultBroker), sf.token)
-		if cerr != nil {
-			fmt.Fprintf(stderr, "airlock tools: %v\n", cerr)
-			return exitUsage
-		}
-		ds, sts, err = toolsFromBroker(ctx, c)
-	} else {
-		cfg, lerr := sf.load()
-		if lerr != nil {
-			return fail(stderr, "tools: %v", lerr)
-		}
-		cfg.NoBuiltin = !*builtin
-		if code := checkData("tools", cfg, true, stderr); code >= 0 {
-			return code
-		}
-		ds, sts, err = toolsOffline(ctx, cfg)
-	}
-	if err != nil {
-		return fail(stderr, "tools: %v", err)
-	}
-	if *asJSON {
-		out, _ := json.MarshalIndent(map[string]any{"descriptors": ds, "plugins": sts}, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", out)
-	} else {
-		printTools(stdout, ds, sts)
-	}
-	for _, s := range sts {
-		if !s.Admitted {
-			return exitRefused
-		}
-	}
-	return exitOK
+	sf = addSettingsFlags(c.Flags(), "plugins", "root", "no-builtin", "data")
+	b = addBrokerFlags(c.Flags(), "the default, "+defaultBroker+", unless --plugins is given")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&builtin, "builtin", false, "with --plugins, judge the bundled plugins too")
+	return c
 }
 
 func toolsFromBroker(ctx context.Context, c *v1client.Client) ([]wire.Descriptor, []plugins.Status, error) {

@@ -13,7 +13,12 @@ import (
 // trailing data), refusing unknown keys. Keys must spell a field's JSON
 // name exactly: encoding/json would match "BEARER" to `json:"bearer"`,
 // PROTOCOL section 1.7 says keys are case-sensitive, so such a key is
-// unknown-field.
+// unknown-field. A null where the type has no null (any field or item
+// but a pointer, an interface or a value that decodes itself) is
+// malformed: encoding/json would read it as the zero value, so
+// "maxRequests":null would pass as 0 where the contract, and its JSON
+// Schemas, have no null (RATIONALE.md, "Why is null refused where a
+// field has no null?").
 // Plugin descriptors, channel control messages, the pairings file and the
 // /local request bodies are read with it.
 func DecodeStrict(data []byte, v any) error {
@@ -21,6 +26,9 @@ func DecodeStrict(data []byte, v any) error {
 		return err
 	}
 	if err := exactKeys(data, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	if err := noNull(data, reflect.TypeOf(v).Elem()); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -50,43 +58,79 @@ func exactKeys(data []byte, t reflect.Type) error {
 	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return nil
 	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var m map[string]json.RawMessage
-		if json.Unmarshal(data, &m) != nil {
+	return eachMember(data, t, func(raw json.RawMessage, mt reflect.Type, known bool) error {
+		if !known {
+			return fail(UnknownField, "a key outside the allowlist (keys are case-sensitive)")
+		}
+		return exactKeys(raw, mt)
+	})
+}
+
+// noNull walks data along the Go type t, as exactKeys does, and refuses
+// a null that would decode into a type without one. It runs after
+// exactKeys, so a document with both an unknown key and a null is always
+// unknown-field.
+func noNull(data []byte, t reflect.Type) error {
+	null := string(bytes.TrimSpace(data)) == "null"
+	switch {
+	case t.Kind() == reflect.Pointer && !null:
+		return noNull(data, t.Elem())
+	case nullable(t):
+		return nil
+	case null:
+		return fail(Malformed, "null where the field has no null")
+	}
+	return eachMember(data, t, func(raw json.RawMessage, mt reflect.Type, known bool) error {
+		if !known {
 			return nil
 		}
-		for k, raw := range m {
-			f, ok := fieldNamed(t, k)
-			if !ok {
-				return fail(UnknownField, "a key outside the allowlist (keys are case-sensitive)")
-			}
-			if err := exactKeys(raw, f.Type); err != nil {
-				return err
-			}
-		}
+		return noNull(raw, mt)
+	})
+}
+
+// eachMember calls fn on each member of data as a value of the Go type t
+// (not a pointer) decodes it: for a struct, the value of each key with its
+// field's type (known is false for a key that names no field); for a
+// slice or an array, each item; for a map, each value. Data of another
+// shape than t has no members here: the decoder reports it.
+func eachMember(data []byte, t reflect.Type, fn func(raw json.RawMessage, mt reflect.Type, known bool) error) error {
+	var items []json.RawMessage
+	var keyed map[string]json.RawMessage
+	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		var items []json.RawMessage
 		if json.Unmarshal(data, &items) != nil {
 			return nil
 		}
-		for _, raw := range items {
-			if err := exactKeys(raw, t.Elem()); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		var m map[string]json.RawMessage
-		if json.Unmarshal(data, &m) != nil {
+	case reflect.Struct, reflect.Map:
+		if json.Unmarshal(data, &keyed) != nil {
 			return nil
 		}
-		for _, raw := range m {
-			if err := exactKeys(raw, t.Elem()); err != nil {
+	}
+	for k, raw := range keyed {
+		if t.Kind() == reflect.Map {
+			if err := fn(raw, t.Elem(), true); err != nil {
 				return err
 			}
+			continue
+		}
+		f, known := fieldNamed(t, k)
+		if err := fn(raw, f.Type, known); err != nil {
+			return err
+		}
+	}
+	for _, raw := range items {
+		if err := fn(raw, t.Elem(), true); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// nullable reports whether t has a null: a pointer, an interface, or a
+// type that decodes itself (json.RawMessage keeps the null as written).
+func nullable(t reflect.Type) bool {
+	return t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface ||
+		t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)
 }
 
 // fieldNamed finds the field of struct type t that encoding/json decodes

@@ -153,6 +153,20 @@ func TestDecodeStrictExactKeys(t *testing.T) {
 		`{"` + "\u017f" + `tring":1}`:         UnknownField,
 		`{"bearer":"b"} {"bearer":"c"}`:       Malformed,
 		`{"items":[{"name":"a","NAME":"b"}]}`: Malformed,
+		// null only where the Go type has one (PROTOCOL section 1.7's
+		// readers must not take a null for a zero value).
+		`{"ptr":null,"free":null,"any":null}`:  "",
+		`{"free":{"k":null},"any":{"k":null}}`: "",
+		`null`:                                 Malformed,
+		`{"bearer":null}`:                      Malformed,
+		`{"Plain":null}`:                       Malformed,
+		`{"extra":null}`:                       Malformed,
+		`{"items":null}`:                       Malformed,
+		`{"items":[null]}`:                     Malformed,
+		`{"items":[{"name":null}]}`:            Malformed,
+		`{"byKey":{"k":null}}`:                 Malformed,
+		`{"ptr":{"name":null}}`:                Malformed,
+		`{"bearer":null,"Bogus":1}`:            UnknownField,
 	}
 	for in, want := range cases {
 		var v strictDoc

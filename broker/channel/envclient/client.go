@@ -8,6 +8,7 @@ package envclient
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,15 +98,16 @@ func (c *Client) CatalogChanged() {
 // Run connects and serves until ctx is done, reconnecting with jittered
 // exponential backoff. When ctx ends it drains: calls that arrive are
 // answered shutting-down, calls running finish (for at most grace), then
-// the connection is closed 1000. It returns nil after a drain and
-// ErrReplaced when the broker preferred another connection.
+// the connection is closed 1000. It returns nil after a drain,
+// ErrReplaced when the broker preferred another connection, and
+// ErrBearerRefused when the broker refused a bearer that has not changed.
 func (c *Client) Run(ctx context.Context, grace time.Duration) error {
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		carried, err := c.once(ctx, grace, attempt)
 		switch {
-		case errors.Is(err, ErrReplaced):
-			return ErrReplaced
+		case errors.Is(err, ErrReplaced), errors.Is(err, ErrBearerRefused):
+			return err
 		case ctx.Err() != nil:
 			return nil
 		case carried || time.Since(start) >= stableAfter:
@@ -148,7 +150,20 @@ func (c *Client) once(ctx context.Context, grace time.Duration, attempt int) (ca
 		return false, fmt.Errorf("envclient: dial: %w", err)
 	}
 	s := &session{c: c, conn: conn, calls: &inflight{max: c.opts.MaxInflight}}
-	return s.serve(ctx, grace, bearer)
+	carried, err = s.serve(ctx, grace, bearer)
+	if errors.Is(err, ErrBearerRefused) && c.bearerChanged(bearer) {
+		c.opts.Logger.Warn("bearer refused; the bearer was replaced since, so trying the new one")
+		err = fmt.Errorf("envclient: the broker refused the previous bearer")
+	}
+	return carried, err
+}
+
+// bearerChanged reports whether the bearer reads differently now than
+// refused did: an operator who paired again and replaced the file before
+// the broker closed the old connection is not stopped.
+func (c *Client) bearerChanged(refused string) bool {
+	now, err := c.opts.Bearer()
+	return err == nil && subtle.ConstantTimeCompare([]byte(now), []byte(refused)) == 0
 }
 
 // event prints one JSON line on Events.

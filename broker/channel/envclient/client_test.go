@@ -401,3 +401,66 @@ func TestNewNeedsOptions(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestClientStopsWhenItsBearerIsRefused: a revoked pairing closes the
+// environment 1008 bearer-refused; the same bearer can never succeed, so
+// Run ends with ErrBearerRefused instead of retrying for ever.
+func TestClientStopsWhenItsBearerIsRefused(t *testing.T) {
+	b := newBroker(t)
+	ex := newExecutor("fx")
+	c, err := envclient.New(envclient.Options{URL: b.url(), Bearer: bearerOf(b.pair(t, "lab")), Executor: ex, Catalog: ex.Descriptors, BackoffMax: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background(), time.Second) }()
+	testkit.Eventually(t, "the catalog", func() bool { return b.routed("fx") })
+	if err := pairing.Remove(b.data, "lab"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ch.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, envclient.ErrBearerRefused) {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the refused client did not stop")
+	}
+}
+
+// TestClientRetriesAReplacedBearer: an operator who paired again and
+// replaced the bearer before the broker refused the old one is not
+// stopped: the client reads the bearer again and connects with the new
+// one.
+func TestClientRetriesAReplacedBearer(t *testing.T) {
+	b := newBroker(t)
+	ex := newExecutor("fx")
+	var bearer atomic.Value
+	bearer.Store(b.pair(t, "lab"))
+	var events testkit.Buffer
+	_, stop := run(t, envclient.Options{URL: b.url(), Bearer: func() (string, error) { return bearer.Load().(string), nil },
+		Executor: ex, Catalog: ex.Descriptors, Events: &events})
+	testkit.Eventually(t, "the catalog", func() bool { return b.routed("fx") })
+	if err := pairing.Remove(b.data, "lab"); err != nil {
+		t.Fatal(err)
+	}
+	renewed, err := pairing.Add(b.data, "lab", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer.Store(renewed)
+	if err := b.ch.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "a connection with the new bearer", func() bool { return strings.Count(events.String(), `"event":"connected"`) == 2 })
+	testkit.Eventually(t, "a call through the new bearer", func() bool { return b.call("after", "fx", "echo").OK })
+	if !strings.Contains(events.String(), `"reason":"bearer-refused"`) {
+		t.Errorf("the old bearer was not refused:\n%s", events.String())
+	}
+	if err := stop(); err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}

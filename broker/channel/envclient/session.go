@@ -76,7 +76,8 @@ func (s *session) drain(grace time.Duration) {
 }
 
 // ended reports how the connection ended, and turns the broker's
-// "replaced" close into ErrReplaced.
+// "replaced" close into ErrReplaced and its "bearer-refused" close into
+// ErrBearerRefused.
 func (s *session) ended(err error) error {
 	var ce websocket.CloseError
 	code, reason := -1, ""
@@ -85,8 +86,11 @@ func (s *session) ended(err error) error {
 	}
 	s.c.event(map[string]any{"event": "disconnected", "code": code, "reason": reason})
 	s.c.opts.Logger.Info("disconnected", "code", code, "reason", reason)
-	if reason == link.ReasonEnvironmentReplaced {
+	switch reason {
+	case link.ReasonEnvironmentReplaced:
 		return ErrReplaced
+	case link.ReasonBearerRefused:
+		return ErrBearerRefused
 	}
 	return err
 }

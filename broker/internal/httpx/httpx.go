@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/metrics"
 )
 
 // Status is the HTTP status of a contract code: 400 for the codes that
@@ -212,7 +213,7 @@ func endpointOf(path string) string {
 	case path == "/mcp":
 		return "mcp"
 	}
-	return "other"
+	return metrics.Other
 }
 
 // Endpoint is endpointOf, exported for routes that record their own

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Size bounds of PROTOCOL section 4.
@@ -180,7 +181,9 @@ func checkGraphPublishRequest(p payload, c Context) *Refusal {
 		return r
 	}
 	s, ok := p.str("graphGzipBase64")
-	if !ok {
+	// Go's decoder skips line breaks; the contract's base64 (and its JSON
+	// Schema) has none, so a view and the broker read the same bytes.
+	if !ok || strings.ContainsAny(s, "\r\n") {
 		return invalid(DetailGraphBase64)
 	}
 	if base64.StdEncoding.DecodedLen(len(s)) > MaxGraphBytes+2 {

@@ -1,0 +1,2 @@
+/* Generated from schemas/plugin.schema.json by npm run gen:types; do not edit. */
+export {};
