@@ -91,7 +91,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	missingToken := "no launch token: set AIRLOCK_LOCAL_TOKEN (or TENSORVIZ_LOCAL_TOKEN)"
 
 	cases := []cliCase{
-		{name: "airlock: no command", code: exitUsage, err: "missing command: call, completion,"},
+		{name: "airlock: no command", code: exitUsage, err: "missing command: build, call, completion,"},
 		{name: "airlock: unknown command", args: []string{"sevre"}, code: exitUsage, err: `unknown command "sevre"; did you mean serve?`},
 		{name: "airlock: --help", args: []string{"--help"}, code: exitOK, out: "Exit codes:"},
 		{name: "airlock: --version", args: []string{"--version"}, code: exitOK, out: "wazero"},
