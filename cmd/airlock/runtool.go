@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -46,12 +45,7 @@ func newRunCmd() *cobra.Command {
 				return devkitErr(err)
 			}
 			raw, _ := json.Marshal(a)
-			out, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
-			if !a.OK {
-				return exitSilently(exitRefused)
-			}
-			return nil
+			return printAnswer(cmd, raw, a.OK)
 		},
 	}
 	c.Flags().StringVar(&argsFlag, "args", "{}", argsHelp)
