@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -195,7 +196,7 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 	prog, m, err := c.admit(ctx, id, src.fsys)
 	e.status.Version = m.Version
 	if err != nil {
-		e.status.Reason, e.status.Detail = reasonOf(err), err.Error()
+		e.status.Reason, e.status.Detail = Reason(err), err.Error()
 		c.refused(e.status)
 	} else {
 		e.program = prog
@@ -215,9 +216,24 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 	return (old != nil && old.program != nil) || e.program != nil
 }
 
-// admit reads, checks and loads one folder.
+// admit reads, checks and loads one folder, which must declare its own
+// name as id.
 func (c *Catalog) admit(ctx context.Context, id string, fsys fs.FS) (*executors.Program, Manifest, error) {
-	data, err := readCapped(fsys, id+"/"+ManifestName, maxManifestBytes)
+	prog, m, err := LoadFolder(ctx, c.opts.Runtime, fsys, id, id)
+	if err == nil {
+		checkConfig(c.opts.Logger, id, prog.ConfigNames(), c.opts.Runtime.PluginConfig())
+	}
+	return prog, m, err
+}
+
+// LoadFolder reads the plugin folder dir of fsys ("." for fsys itself),
+// checks it as the catalog does before admitting it (plugin.json, the id
+// when id is not "", the module file, its hash) and loads the module into
+// rt. It is the one admission path: the catalog, `airlock build` and
+// `airlock run` all go through it, so a plugin that passes one passes the
+// others. Errors map onto Reasons with Reason.
+func LoadFolder(ctx context.Context, rt *executors.Runtime, fsys fs.FS, dir, id string) (*executors.Program, Manifest, error) {
+	data, err := readCapped(fsys, path.Join(dir, ManifestName), maxManifestBytes)
 	if err != nil {
 		return nil, Manifest{}, refusal(ReasonDescriptorInvalid, fmt.Errorf("%s: %w", ManifestName, err))
 	}
@@ -225,22 +241,25 @@ func (c *Catalog) admit(ctx context.Context, id string, fsys fs.FS) (*executors.
 	if err != nil {
 		return nil, m, refusal(ReasonDescriptorInvalid, err)
 	}
-	if m.ID != id {
+	if id != "" && m.ID != id {
 		return nil, m, refusal(ReasonDescriptorInvalid, fmt.Errorf("id %q does not match its folder name", m.ID))
 	}
-	module, err := readCapped(fsys, id+"/"+m.Module, maxModuleBytes)
+	module, err := readCapped(fsys, path.Join(dir, m.Module), maxModuleBytes)
 	if err != nil {
 		return nil, m, refusal(ReasonModuleMissing, fmt.Errorf("module %s: %w", m.Module, err))
 	}
+	prog, err := Admit(ctx, rt, m, module)
+	return prog, m, err
+}
+
+// Admit checks module against m's sha256 and loads it into rt for m's
+// descriptor (compiling it and checking its imports, style, memory,
+// schemas and roots).
+func Admit(ctx context.Context, rt *executors.Runtime, m Manifest, module []byte) (*executors.Program, error) {
 	if HashModule(module) != m.SHA256 {
-		return nil, m, refusal(ReasonHashMismatch, errors.New("the module's SHA-256 does not match plugin.json"))
+		return nil, refusal(ReasonHashMismatch, errors.New("the module's SHA-256 does not match plugin.json"))
 	}
-	prog, err := c.opts.Runtime.Load(ctx, m.Descriptor(), module, executors.WithConfig(m.Config))
-	if err != nil {
-		return nil, m, err
-	}
-	checkConfig(c.opts.Logger, id, prog.ConfigNames(), c.opts.Runtime.PluginConfig())
-	return prog, m, nil
+	return rt.Load(ctx, m.Descriptor(), module, executors.WithConfig(m.Config))
 }
 
 // checkConfig tells the operator, by name only, which values a plugin
@@ -401,8 +420,9 @@ func (e *admissionRefusal) Unwrap() error { return e.err }
 
 func refusal(reason string, err error) error { return &admissionRefusal{reason, err} }
 
-// reasonOf maps an admission error onto the closed set of reasons.
-func reasonOf(err error) string {
+// Reason maps an admission error of LoadFolder or Admit onto the closed
+// set of Reasons.
+func Reason(err error) string {
 	var r *admissionRefusal
 	if errors.As(err, &r) {
 		return r.reason

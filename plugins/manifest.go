@@ -13,9 +13,13 @@
 package plugins
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 
 	"github.com/airlock/airlock/config/plugincfg"
@@ -101,4 +105,60 @@ func (m Manifest) Descriptor() wire.Descriptor {
 func HashModule(module []byte) string {
 	sum := sha256.Sum256(module)
 	return hex.EncodeToString(sum[:])
+}
+
+// SetSHA256 returns data, the text of a plugin.json, with the value of
+// its top-level "sha256" member replaced by sum and every other byte as it
+// was, so a rebuild rewrites one value and leaves the author's key order
+// and layout alone. data must be one JSON object with exactly one
+// top-level "sha256" member; sum is what HashModule returned.
+func SetSHA256(data []byte, sum string) ([]byte, error) {
+	start, end, err := sha256Span(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ManifestName, err)
+	}
+	quoted, _ := json.Marshal(sum)
+	out := make([]byte, 0, len(data)-(end-start)+len(quoted))
+	out = append(append(append(out, data[:start]...), quoted...), data[end:]...)
+	return out, nil
+}
+
+// sha256Span finds the bytes of the top-level "sha256" member's value.
+func sha256Span(data []byte) (start, end int, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0, 0, errors.New("not a JSON object")
+	}
+	start = -1
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0, 0, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return 0, 0, err
+		}
+		if key != "sha256" {
+			continue
+		}
+		if start >= 0 {
+			return 0, 0, errors.New(`"sha256" appears twice`)
+		}
+		end = int(dec.InputOffset())
+		start = end - len(v)
+		if start < 0 || !bytes.Equal(data[start:end], v) {
+			return 0, 0, errors.New(`cannot locate the "sha256" value`)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return 0, 0, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return 0, 0, errors.New("data after the object")
+	}
+	if start < 0 {
+		return 0, 0, errors.New(`no top-level "sha256" member (add "sha256": "")`)
+	}
+	return start, end, nil
 }

@@ -32,16 +32,7 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *met
 	if err := CheckData(cfg, false, logger); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
-	rt, err := executors.NewRuntime(ctx, executors.Config{
-		CacheDir:       CacheDir(cfg),
-		Roots:          cfg.Roots,
-		MaxConcurrent:  cfg.Exec.MaxConcurrent,
-		MaxFetchBytes:  cfg.Exec.MaxFetchBytes,
-		MaxStderrBytes: cfg.Exec.MaxStderrBytes,
-		PoolSize:       cfg.Exec.PoolSize,
-		PluginConfig:   cfg.PluginConfig,
-		Logger:         logger,
-	})
+	rt, err := executors.NewRuntime(ctx, RuntimeConfig(cfg, logger))
 	if err != nil {
 		return nil, fmt.Errorf("plugins: executors: %w", err)
 	}
@@ -80,6 +71,22 @@ func (e *Executors) Reload(ctx context.Context) {
 	}
 	e.Catalog.Scan(ctx)
 	e.Catalog.CheckConfig()
+}
+
+// RuntimeConfig is the executors' configuration from the broker's: the
+// compilation cache in the data directory, the roots, the exec limits and
+// the operator's plugin values.
+func RuntimeConfig(cfg *config.Config, logger *slog.Logger) executors.Config {
+	return executors.Config{
+		CacheDir:       CacheDir(cfg),
+		Roots:          cfg.Roots,
+		MaxConcurrent:  cfg.Exec.MaxConcurrent,
+		MaxFetchBytes:  cfg.Exec.MaxFetchBytes,
+		MaxStderrBytes: cfg.Exec.MaxStderrBytes,
+		PoolSize:       cfg.Exec.PoolSize,
+		PluginConfig:   cfg.PluginConfig,
+		Logger:         logger,
+	}
 }
 
 // Close stops the catalog (its watcher, and the programs it admitted) and

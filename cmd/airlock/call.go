@@ -49,16 +49,22 @@ func newCallCmd() *cobra.Command {
 			if err != nil {
 				return brokerErr(err)
 			}
-			out, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
-			if !answer.OK {
-				return exitSilently(exitRefused)
-			}
-			return nil
+			return printAnswer(cmd, raw, answer.OK)
 		},
 	}
 	c.Flags().StringVar(&argsFlag, "args", "{}", argsHelp)
 	c.Flags().StringVar(&descriptor, "descriptor", "", "the descriptor `ID`, when several declare the tool")
 	b = addBrokerFlags(c.Flags(), "default "+defaultBroker)
 	return c
+}
+
+// printAnswer prints an answer envelope, indented, and ends the command
+// with exit 3 when it is a refusal (call, run).
+func printAnswer(cmd *cobra.Command, raw []byte, ok bool) error {
+	out, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
+	if !ok {
+		return exitSilently(exitRefused)
+	}
+	return nil
 }

@@ -91,7 +91,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	missingToken := "no launch token: set AIRLOCK_LOCAL_TOKEN (or TENSORVIZ_LOCAL_TOKEN)"
 
 	cases := []cliCase{
-		{name: "airlock: no command", code: exitUsage, err: "missing command: call, completion,"},
+		{name: "airlock: no command", code: exitUsage, err: "missing command: build, call, completion,"},
 		{name: "airlock: unknown command", args: []string{"sevre"}, code: exitUsage, err: `unknown command "sevre"; did you mean serve?`},
 		{name: "airlock: --help", args: []string{"--help"}, code: exitOK, out: "Exit codes:"},
 		{name: "airlock: --version", args: []string{"--version"}, code: exitOK, out: "wazero"},
@@ -154,6 +154,13 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock call: no token", args: []string{"call", "echo", "--broker", url}, code: exitUsage, err: missingToken},
 		{name: "airlock call: wrong token", args: []string{"call", "echo", "--broker", url}, env: wrong, code: exitRefused, err: "401"},
 		{name: "airlock call: unreachable", args: []string{"call", "echo", "--broker", unreachable}, env: tok, code: exitFailed, err: "unreachable"},
+
+		{name: "airlock new: ok", args: []string{"new", "greet", "--dir", filepath.Join(t.TempDir(), "greet")}, code: exitOK, out: "wrote "},
+		{name: "airlock new: bad name", args: []string{"new", "Greet"}, code: exitUsage, err: `"Greet" is not a plugin id`},
+		{name: "airlock build: no DIR", args: []string{"build"}, code: exitUsage, err: "missing DIR"},
+		{name: "airlock build: not a project", args: []string{"build", t.TempDir()}, code: exitUsage, err: "has no plugin.json"},
+		{name: "airlock run: no TOOL", args: []string{"run", t.TempDir()}, code: exitUsage, err: "missing TOOL"},
+		{name: "airlock run: not a project", args: []string{"run", t.TempDir(), "greet"}, code: exitUsage, err: "has no plugin.json"},
 
 		{name: "airlock mint: ok", args: []string{"mint", "--broker", url}, env: tok, code: exitOK, out: "/local/view#"},
 		{name: "airlock mint: no token", args: []string{"mint", "--broker", url}, code: exitUsage, err: missingToken},

@@ -114,7 +114,7 @@ func warmCache(dir string) error {
 	if err := os.MkdirAll(notes, 0o700); err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "tools", "--plugins", filepath.Join(dir, "plugins"), "--root", "notes="+notes,
+	cmd := exec.Command(bin, "tools", "--plugins", filepath.Join(dir, "plugins"), "--builtin", "--root", "notes="+notes,
 		"--data", filepath.Join(dir, "data"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AIRLOCK_EXEC_CACHE_DIR=" + cacheDir}
 	if out, err := cmd.CombinedOutput(); err != nil {

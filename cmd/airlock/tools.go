@@ -25,16 +25,19 @@ func init() { register(newToolsCmd) }
 // plugins, either from a plugins folder (offline: each plugin is checked
 // and compiled exactly as serve would) or from a running broker. It exits
 // 3 when any plugin was refused, so a tool author's script can check a
-// plugin before shipping it.
+// plugin before shipping it. Offline it judges only the folder it was
+// given: the bundled plugins join only with --builtin (the bundled notes
+// needs --root notes=DIR, which has nothing to do with the folder).
 func newToolsCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, builtin bool
 	var sf *settingsFlags
 	var b *brokerFlags
 	c := &cobra.Command{
 		Use:   "tools [--plugins DIR | --broker URL]",
 		Short: "list admitted tool descriptors and refused plugins",
 		Long: "Lists the admitted descriptors and the refused plugins with their reasons.\n\n" +
-			"  --plugins DIR   checks a folder offline, compiling each module exactly as serve would\n" +
+			"  --plugins DIR   checks that folder alone offline, compiling each module exactly as serve\n" +
+			"                  would (--builtin adds the bundled plugins)\n" +
 			"  --broker URL    asks a running broker (GET /v1/tools and GET /v1/plugins)\n\n" +
 			"Exit 3 when any plugin is refused.",
 		Args: noArgs("tools takes flags only"),
@@ -55,6 +58,7 @@ func newToolsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				cfg.NoBuiltin = !builtin
 				if err := checkData(cfg, true, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
@@ -81,6 +85,7 @@ func newToolsCmd() *cobra.Command {
 	sf = addSettingsFlags(c.Flags(), "plugins", "root", "no-builtin", "data")
 	b = addBrokerFlags(c.Flags(), "the default, "+defaultBroker+", unless --plugins is given")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&builtin, "builtin", false, "with --plugins, judge the bundled plugins too")
 	return c
 }
 

@@ -60,6 +60,9 @@ var (
 // plugin folder).
 func ValidDescriptorID(id string) bool { return descriptorIDPattern.MatchString(id) }
 
+// ValidToolName reports whether name may name a tool.
+func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
+
 // Validate checks a descriptor's shape: ids, unique tool names, schema
 // objects and bounds. It does not compile schemas; executors do.
 func (d *Descriptor) Validate() error {

@@ -5,13 +5,13 @@ package modbuild
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+
+	"github.com/airlock/airlock/plugins"
+	"github.com/airlock/airlock/plugins/devkit"
 )
 
 // Plugins are the bundled plugin folders; each holds main.go, plugin.json
@@ -20,10 +20,8 @@ var Plugins = []string{"notes", "web"}
 
 // Args are the go build arguments after "go": a reactor module
 // (-buildmode=c-shared, see plugins/sdk/ABI.md), reproducible (-trimpath,
-// no VCS stamping).
-func Args(out string) []string {
-	return []string{"build", "-trimpath", "-buildvcs=false", "-buildmode=c-shared", "-o", out, "."}
-}
+// no VCS stamping), as `airlock build` makes one.
+func Args(out string) []string { return devkit.GoArgs(devkit.Reactor, out) }
 
 // Build compiles the Go package in srcDir to a wasip1 reactor module at
 // out.
@@ -44,23 +42,17 @@ func Build(srcDir, out string) error {
 }
 
 // SHA256 is the hex digest plugin.json's sha256 must equal.
-func SHA256(module []byte) string {
-	sum := sha256.Sum256(module)
-	return hex.EncodeToString(sum[:])
-}
-
-var shaField = regexp.MustCompile(`("sha256"\s*:\s*")[0-9a-f]*(")`)
+func SHA256(module []byte) string { return plugins.HashModule(module) }
 
 // SetSHA256 rewrites the sha256 value in the manifest at path, leaving the
-// rest of the file as written.
+// rest of the file as written (plugins.SetSHA256).
 func SetSHA256(path, sum string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	if len(shaField.FindAllIndex(data, -1)) != 1 {
-		return fmt.Errorf("%s: expected exactly one sha256 field", path)
+	if data, err = plugins.SetSHA256(data, sum); err != nil {
+		return err
 	}
-	data = shaField.ReplaceAll(data, []byte("${1}"+sum+"${2}"))
 	return os.WriteFile(path, data, 0o644)
 }
