@@ -32,9 +32,9 @@ const MAX_LINE = 64 << 10;
 export async function launch(opts = {}) {
     const token = randomBytes(32).toString("base64url");
     const env = { ...process.env, ...opts.env };
-    // AIRLOCK_LOCAL_TOKEN would win over ours (config/secret), and a token
-    // file flag would too: the launch token is ours alone.
-    delete env["AIRLOCK_LOCAL_TOKEN"];
+    // The launch token is ours alone: its seed alias (TENSORVIZ_LOCAL_TOKEN)
+    // and a token file flag are not passed on.
+    delete env["TENSORVIZ_LOCAL_TOKEN"];
     env[LAUNCH_TOKEN_ENV] = token;
     const args = ["serve", "--listen", opts.listen ?? "127.0.0.1:0", ...(opts.args ?? [])];
     if (args.some((a) => a === "--token-file" || a.startsWith("--token-file=") || a === "-token-file" || a.startsWith("-token-file="))) {

@@ -5,7 +5,7 @@ export declare const TOKEN_HEADER = "X-Tensorviz-Token";
 /** The cookie the host sends itself, holding its `hostCookieKey`. */
 export declare const HOST_COOKIE = "tensorviz_local_browser";
 /** The environment variable `airlock serve` reads the launch token from. */
-export declare const LAUNCH_TOKEN_ENV = "TENSORVIZ_LOCAL_TOKEN";
+export declare const LAUNCH_TOKEN_ENV = "AIRLOCK_LOCAL_TOKEN";
 /** Error codes of the local contract (PROTOCOL sections 1 and 4). */
 export declare const ErrorCode: {
     readonly INVALID_CREDENTIALS: "INVALID_CREDENTIALS";

@@ -12,7 +12,7 @@ export const TOKEN_HEADER = "X-Tensorviz-Token";
 /** The cookie the host sends itself, holding its `hostCookieKey`. */
 export const HOST_COOKIE = "tensorviz_local_browser";
 /** The environment variable `airlock serve` reads the launch token from. */
-export const LAUNCH_TOKEN_ENV = "TENSORVIZ_LOCAL_TOKEN";
+export const LAUNCH_TOKEN_ENV = "AIRLOCK_LOCAL_TOKEN";
 
 // ---------------------------------------------------------------- codes
 

@@ -362,11 +362,11 @@ describe('launch and shutdown refusals (stand-in brokers)', { timeout }, () => {
     await assert.rejects(launch({ bin, startTimeoutMs: 50 }), (e) => e instanceof AirlockError && e.code === 'TIMEOUT');
   });
 
-  test('the token is in TENSORVIZ_LOCAL_TOKEN only, 43 URL-safe characters', async (t) => {
-    const bin = await standIn(t, `trap 'exit 0' TERM; echo "tok=$TENSORVIZ_LOCAL_TOKEN alt=\${AIRLOCK_LOCAL_TOKEN:-none} args=$*" >&2; ${listening}; while :; do sleep 1; done`);
+  test('the token is in AIRLOCK_LOCAL_TOKEN only, 43 URL-safe characters', async (t) => {
+    const bin = await standIn(t, `trap 'exit 0' TERM; echo "tok=$AIRLOCK_LOCAL_TOKEN alt=\${TENSORVIZ_LOCAL_TOKEN:-none} args=$*" >&2; ${listening}; while :; do sleep 1; done`);
     let seen;
     const logged = new Promise((resolve) => (seen = resolve));
-    const b = await launch({ bin, env: { AIRLOCK_LOCAL_TOKEN: 'would-win' }, onLog: (l) => l.startsWith('tok=') && seen(l) });
+    const b = await launch({ bin, env: { AIRLOCK_LOCAL_TOKEN: 'would-win', TENSORVIZ_LOCAL_TOKEN: 'seed-alias' }, onLog: (l) => l.startsWith('tok=') && seen(l) });
     const line = await logged;
     await b.shutdown();
     assert.match(line, /^tok=[A-Za-z0-9_-]{43} alt=none args=serve --listen 127\.0\.0\.1:0$/);
