@@ -73,10 +73,11 @@ func writeNote(t *testing.T, dir, name, text string) string {
 // TestBrowserPageTools: a note picked through the file input and stored
 // in OPFS survives a reload; with serving on, /v1/tools lists page-notes
 // as executor page and `airlock call` reads, lists and searches the
-// page's notes, a missing note answering exec-threw "tool error: …"; each
-// call is shown in the page. A second tab that turns serving on replaces
+// page's notes, a missing note answering exec-threw "tool error: …" and
+// one over maxOutputBytes output-too-large; each call is shown in the
+// page. A second tab that turns serving on replaces
 // the first (which says so and stays off) and takes the calls; turning it
-// off unlists page-notes.
+// off unlists page-notes, and a stored note the user removes is gone.
 func TestBrowserPageTools(t *testing.T) {
 	p := startSessions(t)
 	br := browsertest.Start(t)
@@ -131,8 +132,17 @@ func TestBrowserPageTools(t *testing.T) {
 	if code, out := callPage(t, p, "search_notes", `{"query":" "}`); code != exitRefused || !strings.Contains(out, "tool error: the query is empty") {
 		t.Errorf("search_notes of an empty query: exit %d %s", code, out)
 	}
-	a.WaitFor("six calls shown", text("#calls-count"), "6")
-	a.WaitFor("the refused read shown with its why", has(`#calls li[data-outcome="refused"][data-tool="read_notes"]`, "tool error: no note named"), "true")
+	// maxOutputBytes (262144) is the door's bound too: a 300 kB note is
+	// answered output-too-large by the page itself.
+	big := writeNote(t, dir, "big.txt", strings.Repeat("0123456789abcdef\n", 300_000/17))
+	a.Do(chromedp.SetUploadFiles(chromedp.CSS("#pick"), []string{big}))
+	a.WaitFor("the big note picked", text(`#notes-list li[data-path="big.txt"] .code`), "big.txt")
+	if code, out := callPage(t, p, "read_notes", `{"path":"big.txt"}`); code != exitRefused || !strings.Contains(out, `"refused": "output-too-large"`) {
+		t.Errorf("read_notes of a note over maxOutputBytes: exit %d %s", code, out)
+	}
+	a.WaitFor("the door's refusal shown", has("#calls li:first-child", "refused output-too-large"), "true")
+	a.WaitFor("seven calls shown", text("#calls-count"), "7")
+	a.WaitFor("the refused read shown with its why", `String([...document.querySelectorAll('#calls li[data-outcome="refused"][data-tool="read_notes"]')].some((li) => li.textContent.includes("tool error: no note named")))`, "true")
 	a.WaitFor("ok calls shown", `String(document.querySelectorAll('#calls li[data-outcome="ok"]').length)`, "4")
 	a.Screenshot("tools-serving")
 
@@ -158,7 +168,7 @@ func TestBrowserPageTools(t *testing.T) {
 	b.WaitFor("the second tab's calls", text("#calls-count"), "2")
 	// The first tab did not come back: it took none of them and still
 	// shows the replacement, and the second still serves.
-	a.WaitFor("the first tab's calls unchanged", text("#calls-count"), "6")
+	a.WaitFor("the first tab's calls unchanged", text("#calls-count"), "7")
 	a.WaitFor("the first tab still replaced", servingState, "replaced")
 	b.WaitFor("the second tab still serving", servingState, "serving")
 	a.Screenshot("tools-replaced-first-tab")
@@ -168,6 +178,13 @@ func TestBrowserPageTools(t *testing.T) {
 	b.Click("#serve")
 	b.WaitFor("the second tab off", servingState, "off")
 	testkit.Eventually(t, "page-notes to be unlisted", func() bool { _, listed := pageTools(t, p)["page-notes"]; return !listed })
+
+	// A stored note removed from the page is gone from OPFS.
+	b.Click(`#notes-list li[data-path="hello.md"] button`)
+	b.WaitFor("no stored note", notesOf("stored"), "0")
+	b.Do(chromedp.Reload())
+	b.WaitFor("the tools panel after a reload", `document.getElementById("tools").dataset.ready`, "true")
+	b.WaitFor("still no stored note after a reload", notesOf("stored"), "0")
 }
 
 // TestBrowserPageToolsForeignOrigin: a session minted for an origin that
