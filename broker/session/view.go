@@ -13,23 +13,25 @@ import (
 // no secret in it. The credential reaches it only in the URL fragment,
 // which browsers never send to a server.
 //
-//go:embed view/index.html view/app.js view/view.css
+//go:embed view/index.html view/app.js view/tools.js view/view.css
 var viewFiles embed.FS
 
 // pageFiles are the page's own files by the name they are served under
 // /local/view/; index.html is GET /local/view itself.
 var pageFiles = map[string]string{
 	"app.js":   "text/javascript; charset=utf-8",
+	"tools.js": "text/javascript; charset=utf-8",
 	"view.css": "text/css; charset=utf-8",
 }
 
 // ClientModules are the modules of @airlock/client the page imports
-// (view.js and what it imports), served from jsclient.Dist at
+// (view.js for app.js, door.js for tools.js, and what they import),
+// served from jsclient.Dist at
 // /local/view/client/<name>. Nothing else of dist is reachable: the Node
 // host and the .d.ts files have no business in a browser (RATIONALE.md,
 // "Why is the view page plain ES modules served from the embedded
-// client?"). A test holds this list equal to view.js's import graph.
-var ClientModules = []string{"view.js", "emitter.js", "messages.js"}
+// client?"). A test holds this list equal to the page's import graph.
+var ClientModules = []string{"view.js", "emitter.js", "messages.js", "door.js", "wire.js", "fold.js", "rules.js"}
 
 // hostPattern is what a Host may look like to be named in the CSP.
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:.]+\](:[0-9]+)?$`)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/airlock/airlock/broker/jsclient"
@@ -15,8 +16,10 @@ import (
 var importRe = regexp.MustCompile(`(?m)^\s*(?:import|export)\b[^"']*?(?:from\s*)?["'](\./[^"']+)["']`)
 
 // TestClientModulesAreViewsImports holds ClientModules equal to the
-// import graph of dist/view.js, so a module the client starts to import
-// is served (else the page breaks) and nothing it does not import is.
+// import graph of the page: the client modules its own scripts (app.js,
+// tools.js) import from ./client/, and what those import in dist. So a
+// module the page or the client starts to import is served (else the page
+// breaks) and nothing it does not import is.
 func TestClientModulesAreViewsImports(t *testing.T) {
 	seen := map[string]bool{}
 	var walk func(name string)
@@ -33,7 +36,27 @@ func TestClientModulesAreViewsImports(t *testing.T) {
 			walk(m[1][len("./"):])
 		}
 	}
-	walk("view.js")
+	roots := 0
+	for name := range pageFiles {
+		if !strings.HasSuffix(name, ".js") {
+			continue
+		}
+		src, err := fs.ReadFile(viewFiles, "view/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range importRe.FindAllStringSubmatch(string(src), -1) {
+			if mod, ok := strings.CutPrefix(m[1], "./client/"); ok {
+				walk(mod)
+				roots++
+			} else if _, ok := pageFiles[m[1][len("./"):]]; !ok {
+				t.Errorf("%s imports %s, which is not served", name, m[1])
+			}
+		}
+	}
+	if roots < 2 {
+		t.Fatalf("the page imports %d client modules; want view.js and door.js at least", roots)
+	}
 	var graph []string
 	for k := range seen {
 		graph = append(graph, k)
@@ -41,7 +64,7 @@ func TestClientModulesAreViewsImports(t *testing.T) {
 	slices.Sort(graph)
 	served := slices.Sorted(slices.Values(ClientModules))
 	if !slices.Equal(graph, served) {
-		t.Fatalf("view.js imports %v; ClientModules serves %v", graph, served)
+		t.Fatalf("the page imports %v; ClientModules serves %v", graph, served)
 	}
 }
 

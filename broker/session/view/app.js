@@ -12,6 +12,7 @@
 // can turn into links are http and https ones, opened by the user's click.
 
 import { AirlockError, ViewClient, bootstrap, parseFragment, takeFragment } from "./client/view.js";
+import { startTools } from "./tools.js";
 
 const $ = (id) => document.getElementById(id);
 const SESSION_KEY = "airlock.session";
@@ -558,6 +559,7 @@ async function start() {
   $("sourceEdit").querySelector(".go").disabled = !canEdit;
   $("sourceEdit").dataset.capable = String(canEdit);
   $("main").hidden = false;
+  void startTools();
   renderState({}, null);
   showStale(true);
   const client = new ViewClient({ workspaceSessionId: info.workspaceSessionId });

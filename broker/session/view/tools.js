@@ -1,0 +1,376 @@
+// Tools in the page: the view page as the page executor (PROTOCOL section
+// 6.1), built on @airlock/client's door, which validates every call and
+// answer with wire and contains whatever a tool does wrong.
+//
+// The page offers the descriptor page-notes (read_notes, list_notes,
+// search_notes) over notes the user gave it: files picked with the file
+// input (kept in memory for this tab) and files stored in the origin's
+// private file system (OPFS), which persist across reloads. It reads
+// nothing else: no path on disk, no other site's storage (RATIONALE.md,
+// "Why are the page's tools page-notes over picked and OPFS files?").
+//
+// The door connects to /local/channel on this page's own origin; the
+// browser sends the view cookie, whose path covers /local. The broker
+// admits a page only on its own loopback origin with the cookie of a
+// session minted for that origin: anything else is closed 1008
+// executor-unauthenticated, shown here, and the door does not retry. A
+// second page that serves replaces this one (1000 page-replaced): this
+// page says so and stays off until the user turns it on again.
+
+import { createExecutorDoor, observe, refuse } from "./client/door.js";
+import { EXEC_THREW } from "./client/wire.js";
+
+const $ = (id) => document.getElementById(id);
+
+/** The descriptor id: not "notes", which the bundled plugin holds; the
+ * broker drops a page's entry that collides with a local plugin. */
+export const DESCRIPTOR_ID = "page-notes";
+
+// Bounds the door enforces (timeoutMs: exec-timeout; maxOutputBytes:
+// output-too-large) and the broker holds answers to. memoryMiB is
+// required by the contract; a page cannot bound its own heap, so it is
+// nominal here.
+const BOUNDS = { timeoutMs: 5000, memoryMiB: 16, maxOutputBytes: 262144, maxRequests: 0, allowedHosts: [], roots: [] };
+
+const CATALOG = [
+  {
+    descriptorId: DESCRIPTOR_ID,
+    tools: [
+      {
+        name: "read_notes",
+        description: "Read one note the user gave this browser page (its path as list_notes names it)",
+        inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false },
+      },
+      {
+        name: "list_notes",
+        description: "List the notes the user gave this browser page",
+        inputSchema: { type: "object", properties: {}, additionalProperties: false },
+      },
+      {
+        name: "search_notes",
+        description: "Find the lines of the page's notes that contain a query (case-insensitive)",
+        inputSchema: { type: "object", properties: { query: { type: "string" } }, required: ["query"], additionalProperties: false },
+      },
+    ],
+    bounds: BOUNDS,
+  },
+];
+
+// Resource bounds of the page itself.
+const MAX_NOTE_BYTES = 1 << 20; // a note larger than this is not taken
+const MAX_NOTES = 500;
+const MAX_MATCHES = 200;
+const MAX_CALLS_SHOWN = 100;
+const MAX_WHY_BYTES = 1024; // executors/wire MaxWhyBytes
+const OPFS_DIR = "airlock-notes";
+
+/** notes: path → { text, source: "picked" | "stored" }. Stored wins over
+ * a picked file of the same name (it is what survives a reload). */
+const picked = new Map();
+const stored = new Map();
+
+function notes() {
+  const all = new Map(picked);
+  for (const [k, v] of stored) all.set(k, v);
+  return all;
+}
+
+// ---------------------------------------------------------------- tools
+
+/**
+ * toolError answers a tool's own error as PROTOCOL section 8 says for
+ * reactor-style tools: exec-threw with why "tool error: <message>", the
+ * message cleaned of control and bidirectional characters and cut to
+ * 1,024 bytes (executors/wire ToolErrorWhy; the broker cleans it again).
+ */
+export function toolError(message) {
+  // eslint-disable-next-line no-control-regex
+  let clean = String(message).replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069\u2028\u2029]/g, "");
+  const enc = new TextEncoder();
+  while (enc.encode(clean).length > MAX_WHY_BYTES) clean = clean.slice(0, Math.floor(clean.length * 0.9));
+  return refuse(EXEC_THREW, clean ? "tool error: " + clean : undefined);
+}
+
+function listNotes() {
+  const out = [];
+  for (const [path, n] of notes()) out.push({ path, source: n.source, bytes: new TextEncoder().encode(n.text).length });
+  out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return observe({ notes: out });
+}
+
+function readNote(path) {
+  const n = notes().get(path);
+  if (!n) return toolError(`no note named ${JSON.stringify(path.slice(0, 200))} in this page (list_notes names the notes it offers)`);
+  return observe({ path, text: n.text });
+}
+
+function searchNotes(query) {
+  const q = query.trim().toLowerCase();
+  if (!q) return toolError("the query is empty");
+  const matches = [];
+  for (const [path, n] of notes()) {
+    const lines = n.text.split(/\r?\n/);
+    for (let i = 0; i < lines.length && matches.length < MAX_MATCHES; i++) {
+      if (lines[i].toLowerCase().includes(q)) matches.push({ path, line: i + 1, text: lines[i].slice(0, 500) });
+    }
+  }
+  return observe({ query, matches, truncated: matches.length >= MAX_MATCHES });
+}
+
+/** handle runs one call (already validated by the door: descriptor,
+ * bounds echo, tool name; the broker checked args against inputSchema). */
+function handle(call) {
+  const a = call.args;
+  switch (call.tool) {
+    case "list_notes":
+      return listNotes();
+    case "read_notes":
+      if (typeof a.path !== "string") return toolError("path must be a string");
+      return readNote(a.path);
+    case "search_notes":
+      if (typeof a.query !== "string") return toolError("query must be a string");
+      return searchNotes(a.query);
+    default:
+      return toolError(`no tool ${call.tool}`);
+  }
+}
+
+// ---------------------------------------------------------------- storage
+
+async function opfsDir() {
+  if (!navigator.storage || !navigator.storage.getDirectory) throw new Error("this browser has no origin-private file system");
+  const root = await navigator.storage.getDirectory();
+  return root.getDirectoryHandle(OPFS_DIR, { create: true });
+}
+
+/** loadStored reads the notes stored in OPFS. */
+async function loadStored() {
+  stored.clear();
+  const dir = await opfsDir();
+  for await (const [name, h] of dir.entries()) {
+    if (h.kind !== "file" || stored.size >= MAX_NOTES) continue;
+    const f = await h.getFile();
+    if (f.size > MAX_NOTE_BYTES) continue;
+    stored.set(name, { text: await f.text(), source: "stored" });
+  }
+}
+
+async function storeNote(name, text) {
+  const dir = await opfsDir();
+  const h = await dir.getFileHandle(name, { create: true });
+  const w = await h.createWritable();
+  await w.write(text);
+  await w.close();
+}
+
+async function removeStored(name) {
+  const dir = await opfsDir();
+  await dir.removeEntry(name);
+}
+
+/** takePicked reads the files of the input into memory, bounded. */
+async function takePicked(files) {
+  const skipped = [];
+  for (const f of files) {
+    if (f.size > MAX_NOTE_BYTES) skipped.push(`${f.name} (over ${MAX_NOTE_BYTES} bytes)`);
+    else if (picked.size >= MAX_NOTES && !picked.has(f.name)) skipped.push(`${f.name} (over ${MAX_NOTES} notes)`);
+    else picked.set(f.name, { text: await f.text(), source: "picked" });
+  }
+  return skipped;
+}
+
+// ---------------------------------------------------------------- page
+
+let door;
+const calls = new Map(); // callId → { tool, why } while the answer is pending
+
+function setServing(state, text) {
+  const e = $("serving");
+  e.dataset.state = state;
+  e.textContent = text;
+}
+
+function note(text, state = "info") {
+  const e = $("serve-note");
+  e.textContent = text;
+  e.dataset.state = state;
+}
+
+function el(tag, attrs = {}, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+function renderNotes() {
+  const ul = $("notes-list");
+  ul.replaceChildren();
+  const all = notes();
+  if (!all.size) ul.append(el("li", { class: "hint", text: "No notes yet: pick files, or store them in this browser." }));
+  for (const [path, n] of [...all].sort()) {
+    const li = el("li", { "data-path": path, "data-source": n.source }, el("span", { class: "code", text: path }), ` · ${n.source} · ${n.text.length} chars `);
+    const b = el("button", { type: "button", class: "small", text: n.source === "stored" ? "Remove from this browser" : "Forget" });
+    b.setAttribute("aria-label", `${n.source === "stored" ? "Remove" : "Forget"} ${path}`);
+    b.addEventListener("click", async () => {
+      try {
+        if (n.source === "stored") {
+          await removeStored(path);
+          stored.delete(path);
+        } else picked.delete(path);
+      } catch (e) {
+        note(`Could not remove ${path}: ${e.message}`, "error");
+      }
+      renderNotes();
+    });
+    li.append(b);
+    ul.append(li);
+  }
+  $("store-picked").disabled = picked.size === 0;
+}
+
+function renderCatalog() {
+  const dl = $("catalog");
+  dl.replaceChildren();
+  for (const d of CATALOG) {
+    dl.append(el("dt", { text: "descriptor" }), el("dd", { class: "code", text: d.descriptorId }));
+    dl.append(el("dt", { text: "tools" }), el("dd", { text: d.tools.map((t) => t.name).join(", ") }));
+    const b = d.bounds;
+    dl.append(el("dt", { text: "bounds" }), el("dd", { text: `timeout ${b.timeoutMs} ms · output ≤ ${b.maxOutputBytes} bytes · no fetches` }));
+  }
+}
+
+function logCall(callId, outcome) {
+  const c = calls.get(callId);
+  calls.delete(callId);
+  const ok = outcome === "ok";
+  const li = el("li", { "data-outcome": ok ? "ok" : "refused", "data-tool": c ? c.tool : "" });
+  li.append(el("span", { class: "code", text: c ? c.tool : "(refused before a tool ran)" }), " ", el("span", { class: ok ? "okay" : "bad", text: ok ? "ok" : `refused ${outcome}` }));
+  if (!ok && c && c.why) li.append(" ", el("span", { class: "why", text: c.why }));
+  const ol = $("calls");
+  ol.prepend(li);
+  while (ol.children.length > MAX_CALLS_SHOWN) ol.lastChild.remove();
+  $("calls-count").textContent = String(Number($("calls-count").textContent) + 1);
+}
+
+function onDoorEvent(e) {
+  switch (e.type) {
+    case "connected":
+      setServing("connecting", "connected, sending the catalog");
+      break;
+    case "catalog":
+      setServing("serving", "serving");
+      note(`This tab serves ${DESCRIPTOR_ID} to the broker's callers.`, "ok");
+      break;
+    case "disconnected":
+      if (door) setServing("reconnecting", `connection lost (${e.code}${e.reason ? " " + e.reason : ""})`);
+      break;
+    case "reconnecting":
+      setServing("reconnecting", `reconnecting (attempt ${e.attempt})`);
+      break;
+    case "answered":
+      logCall(e.callId, e.outcome);
+      break;
+    case "stopped":
+      stopped(e);
+      break;
+  }
+}
+
+function stopped(e) {
+  door = undefined;
+  $("serve").checked = false;
+  if (e.reason === "page-replaced") {
+    setServing("replaced", "replaced");
+    note("Another tab now serves the tools. This tab stopped serving; turn it on again here to take them back.", "warn");
+  } else if (e.reason === "executor-unauthenticated") {
+    setServing("refused", "refused");
+    note(
+      "The broker refused this page as an executor (1008 executor-unauthenticated): only a page on the broker's own loopback origin, " +
+        "with a session minted for that origin, can serve tools. This session was minted for another origin.",
+      "error",
+    );
+  } else if (e.code === 4402) {
+    setServing("expired", "session expired");
+    note("The session expired: the broker closed this page's executor (4402).", "error");
+  } else {
+    setServing("off", "off");
+    note(e.code === 1000 && !e.reason ? "Serving is off." : `Stopped (${e.code}${e.reason ? " " + e.reason : ""}).`);
+  }
+}
+
+function startServing() {
+  if (location.protocol !== "http:" || !["127.0.0.1", "localhost", "[::1]"].includes(location.hostname)) {
+    $("serve").checked = false;
+    setServing("refused", "unavailable");
+    note("Only a page on the broker's own loopback origin (http://127.0.0.1, localhost or [::1] on the broker's port) can serve tools.", "error");
+    return;
+  }
+  setServing("connecting", "connecting");
+  note("Connecting to the broker's channel…");
+  const url = `ws://${location.host}/local/channel`;
+  // Events of a door the user already turned off are not this tab's
+  // state any more.
+  const mine = (e) => {
+    if (door === me || e.type === "answered") onDoorEvent(e);
+  };
+  const me = createExecutorDoor({
+    url,
+    catalog: CATALOG,
+    handler: (call) => {
+      const r = handle(call);
+      calls.set(call.callId, { tool: call.tool, why: r.ok ? "" : r.why || r.refused });
+      return r;
+    },
+    onEvent: mine,
+  });
+  door = me;
+}
+
+/** startTools wires the panel; called once the page holds the view
+ * cookie. Serving starts off: the user turns it on. */
+export async function startTools() {
+  renderCatalog();
+  renderNotes();
+  $("serve").addEventListener("change", () => {
+    if ($("serve").checked) {
+      if (!door) startServing();
+    } else if (door) {
+      const d = door;
+      door = undefined;
+      setServing("off", "off");
+      note("Serving is off.");
+      void d.close();
+    }
+  });
+  $("pick").addEventListener("change", async () => {
+    const skipped = await takePicked($("pick").files);
+    note(skipped.length ? `Not taken: ${skipped.join(", ")}` : "Picked files are kept in this tab's memory.", skipped.length ? "warn" : "info");
+    renderNotes();
+  });
+  $("store-picked").addEventListener("click", async () => {
+    try {
+      for (const [name, n] of picked) {
+        await storeNote(name, n.text);
+        stored.set(name, { text: n.text, source: "stored" });
+      }
+      picked.clear();
+      note("Stored in this browser's private storage: they stay across reloads until removed.", "ok");
+    } catch (e) {
+      note(`Could not store: ${e.message}`, "error");
+    }
+    renderNotes();
+  });
+  try {
+    await loadStored();
+  } catch (e) {
+    note(`Stored notes unavailable: ${e.message}`, "warn");
+  }
+  renderNotes();
+  $("serve").disabled = false;
+  $("tools").dataset.ready = "true";
+}
