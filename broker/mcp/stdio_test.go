@@ -19,18 +19,26 @@ import (
 	"github.com/airlock/airlock/metrics"
 )
 
+// stdioServer serves read_notes (the echo executor) over a stdio session
+// on pipes: the client writes to in and reads out; served reports how the
+// session ended.
+func stdioServer() (srv *Server, reg *metrics.Registry, in *io.PipeWriter, out *io.PipeReader, served chan error) {
+	src := &source{}
+	src.set(route("notes", echo, nil, "read_notes"))
+	reg = metrics.New()
+	srv = New(Options{Backend: Router(calls.NewRouter(reg, nil, src)), Transport: "stdio", Metrics: reg})
+	inR, in := io.Pipe()
+	out, outW := io.Pipe()
+	served = make(chan error, 1)
+	go func() { served <- srv.Run(context.Background(), srv.Stdio(inR, outW)) }()
+	return srv, reg, in, out, served
+}
+
 // TestStdioMalformedLines: every malformed line is answered with a
 // JSON-RPC error and the session goes on.
 func TestStdioMalformedLines(t *testing.T) {
-	src := &source{}
-	src.set(route("notes", echo, nil, "read_notes"))
-	reg := metrics.New()
-	srv := New(Options{Backend: Router(calls.NewRouter(reg, nil, src)), Transport: "stdio", Metrics: reg})
+	srv, reg, inW, outR, served := stdioServer()
 	defer srv.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- srv.Run(context.Background(), srv.Stdio(inR, outW)) }()
 	lines := bufio.NewReader(outR)
 	next := func() map[string]any {
 		t.Helper()
@@ -87,7 +95,7 @@ func TestStdioMalformedLines(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("session ended with %v", err)
 	}
-	outW.Close()
+	outR.Close()
 }
 
 func jsonString(v any) string {
@@ -155,14 +163,8 @@ func FuzzDecode(f *testing.F) {
 // costs per call in time and garbage (the SDK's codec allocates a 32 KiB
 // buffer per value it unmarshals, on both sides).
 func BenchmarkStdioCall(b *testing.B) {
-	src := &source{}
-	src.set(route("notes", echo, nil, "read_notes"))
-	reg := metrics.New()
-	srv := New(Options{Backend: Router(calls.NewRouter(reg, nil, src)), Transport: "stdio", Metrics: reg})
+	srv, _, inW, outR, _ := stdioServer()
 	defer srv.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go func() { _ = srv.Run(context.Background(), srv.Stdio(inR, outW)) }()
 	ctx := context.Background()
 	c, err := mcptest.Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW})
 	if err != nil {
