@@ -27,11 +27,16 @@ const killGrace = time.Second
 // so no sender ever waits on a slow peer. It is the relay.Outbox of its
 // hub member.
 type socket struct {
-	conn   *websocket.Conn
-	queue  *relay.Queue
-	done   chan struct{} // closed when the writer has exited
-	ctx    context.Context
-	cancel context.CancelFunc // cuts an in-flight write
+	conn  *websocket.Conn
+	queue *relay.Queue
+	done  chan struct{} // closed when the writer has exited
+
+	// The write bound, without a context per write (see write).
+	wmu      sync.Mutex
+	writing  bool        // a frame write is in flight
+	since    time.Time   // when it began
+	cut      bool        // writes are cut: closeNow, or the kill grace ran out
+	watchdog *time.Timer // fires writeTimeout after a write began; made on the first write
 
 	mu      sync.Mutex
 	closing bool
@@ -43,9 +48,7 @@ type socket struct {
 }
 
 func newSocket(conn *websocket.Conn, queue, queueBytes int) *socket {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}), stop: make(chan struct{}),
-		ctx: ctx, cancel: cancel}
+	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}), stop: make(chan struct{})}
 }
 
 // Offer queues a frame without blocking; false when it does not fit the
@@ -77,7 +80,9 @@ func (k *socket) Close(code contract.CloseCode, reason string) { k.closeWith(cod
 // closeNow cuts the connection without a close handshake: an in-flight
 // write is cancelled and the reader fails at once.
 func (k *socket) closeNow() {
-	k.cancel()
+	k.wmu.Lock()
+	k.cut = true
+	k.wmu.Unlock()
 	_ = k.conn.CloseNow()
 }
 
@@ -97,7 +102,7 @@ func (k *socket) closeWith(code contract.CloseCode, reason string, flush bool) {
 	k.closing, k.flush, k.code, k.reason = true, flush, websocket.StatusCode(code), reason
 	if !flush {
 		k.queue.Discard() // its bytes are released now, not when the writer wakes
-		k.kill = time.AfterFunc(killGrace, k.cancel)
+		k.kill = time.AfterFunc(killGrace, k.cutWrites)
 	}
 	close(k.stop)
 }
@@ -143,20 +148,84 @@ func (k *socket) writeQueued() error {
 	}
 }
 
-// stopKill releases the kill timer and the write context.
+// stopKill releases the kill timer and the write watchdog.
 func (k *socket) stopKill() {
 	k.mu.Lock()
 	if k.kill != nil {
 		k.kill.Stop()
 	}
 	k.mu.Unlock()
-	k.cancel()
+	k.wmu.Lock()
+	if k.watchdog != nil {
+		k.watchdog.Stop()
+	}
+	k.wmu.Unlock()
 }
 
+// errWriteCut is a write refused because writes were cut (closeNow, or
+// the kill grace of a dropped socket ran out) before it began.
+var errWriteCut = errors.New("session: socket writes cut")
+
+// write writes one frame bounded by writeTimeout. It passes the library no
+// context with a deadline: one costs context.WithTimeout four allocations
+// and coder/websocket six more per frame (an AfterFunc per write), which
+// was most of the relay's allocations per fanned-out message. Instead one
+// reusable timer per socket cuts the connection (CloseNow, which is what
+// the library does when a write's context ends) once a write has been in
+// flight for writeTimeout.
 func (k *socket) write(f []byte) error {
-	ctx, cancel := context.WithTimeout(k.ctx, writeTimeout)
-	defer cancel()
-	return k.conn.Write(ctx, websocket.MessageText, f)
+	if !k.beginWrite() {
+		return errWriteCut
+	}
+	err := k.conn.Write(context.Background(), websocket.MessageText, f)
+	k.wmu.Lock()
+	k.writing = false
+	k.wmu.Unlock()
+	return err
+}
+
+func (k *socket) beginWrite() bool {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	if k.cut {
+		return false
+	}
+	k.writing, k.since = true, time.Now()
+	if k.watchdog == nil {
+		k.watchdog = time.AfterFunc(writeTimeout, k.expire)
+	} else {
+		k.watchdog.Reset(writeTimeout)
+	}
+	return true
+}
+
+// expire is the watchdog: it cuts the connection when the write in flight
+// began writeTimeout ago. A firing left over from an earlier write (the
+// timer is reset, never stopped, between writes) finds a later or no
+// write and does nothing.
+func (k *socket) expire() {
+	k.wmu.Lock()
+	late := k.writing && time.Since(k.since) >= writeTimeout
+	if late {
+		k.cut = true
+	}
+	k.wmu.Unlock()
+	if late {
+		_ = k.conn.CloseNow()
+	}
+}
+
+// cutWrites is the kill: no write begins after it, and one in flight is
+// cut (a close handshake already under way is left to the library's own
+// bound, as before).
+func (k *socket) cutWrites() {
+	k.wmu.Lock()
+	k.cut = true
+	writing := k.writing
+	k.wmu.Unlock()
+	if writing {
+		_ = k.conn.CloseNow()
+	}
 }
 
 // readFrame reads one message with the sockets' one bounded reader: a

@@ -41,7 +41,6 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	conn.SetReadLimit(-1) // frames are bounded by link.ReadFrame, which survives oversize ones
 	k := newSocket(conn, s.opts.Local.OutboundQueue, s.opts.Local.OutboundQueueBytes)
-	defer k.cancel()
 	if !s.track(k) {
 		_ = conn.Close(websocket.StatusGoingAway, goingAwayReason)
 		return
