@@ -56,6 +56,15 @@ func Members(data []byte) (map[string]json.RawMessage, error) {
 // MembersDepth is Members with another depth bound (relay frames carry
 // deeper client state than envelopes do).
 func MembersDepth(data []byte, maxDepth int) (map[string]json.RawMessage, error) {
+	return MembersInterned(data, maxDepth, nil)
+}
+
+// MembersInterned is MembersDepth that takes each key found in names
+// from there instead of allocating it: a caller that walks many small
+// frames with the same few keys (the relay) saves an allocation per key.
+// names maps each key to itself and must not change; it affects
+// allocation only, never the result.
+func MembersInterned(data []byte, maxDepth int, names map[string]string) (map[string]json.RawMessage, error) {
 	w := getWalker(data, maxDepth, true)
 	defer putWalker(w)
 	if err := w.document(); err != nil {
@@ -66,7 +75,12 @@ func MembersDepth(data []byte, maxDepth int) (map[string]json.RawMessage, error)
 	}
 	m := make(map[string]json.RawMessage, len(w.top))
 	for _, e := range w.top {
-		m[string(w.keyText(e.key))] = json.RawMessage(data[e.start:e.end])
+		text := w.keyText(e.key)
+		k, ok := names[string(text)] // no allocation for the lookup
+		if !ok {
+			k = string(text)
+		}
+		m[k] = json.RawMessage(data[e.start:e.end])
 	}
 	return m, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -257,4 +258,25 @@ func FuzzFoldKeys(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMembersInterned checks that interning keys changes nothing in the
+// result: interned, escaped and unknown keys alike.
+func TestMembersInterned(t *testing.T) {
+	doc := []byte(`{"type":"a","pa\u0079load":{"x":1},"other":[1,2],"k\u00e9":"v"}`)
+	want, err := MembersDepth(doc, MaxDepth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{"type": "type", "payload": "payload"}
+	got, err := MembersInterned(doc, MaxDepth, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) || len(got) != 4 {
+		t.Fatalf("interned %v, plain %v", got, want)
+	}
+	if _, err := MembersInterned([]byte(`{"type":1,"TYPE":2}`), MaxDepth, names); !errors.Is(err, ErrDuplicateKey) {
+		t.Fatalf("duplicate: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/airlock/airlock/executors/wire/wiretest"
@@ -33,6 +34,25 @@ func FuzzValidate(f *testing.F) {
 		}
 		if m.ViewID != "" && !idPattern.MatchString(m.ViewID) {
 			t.Fatalf("accepted viewId %+q", m.ViewID)
+		}
+	})
+}
+
+// FuzzStringValue checks that the escape-free fast path of stringValue and
+// stringIs agrees with encoding/json on every input.
+func FuzzStringValue(f *testing.F) {
+	for _, s := range []string{`"ws_test"`, `"a\"b"`, `"\u00e9"`, `"é"`, "\"\xff\"", "\"a\tb\"", `""`, `"`, `"a"b"`, `1`, `null`, `"x" `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		got, ok := stringValue(v)
+		var want string
+		wantOK := len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &want) == nil
+		if ok != wantOK || got != want {
+			t.Fatalf("stringValue(%q) = %q, %v; encoding/json: %q, %v", v, got, ok, want, wantOK)
+		}
+		if stringIs(v, want) != wantOK {
+			t.Fatalf("stringIs(%q, %q) = %v, want %v", v, want, !wantOK, wantOK)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Size bounds of PROTOCOL section 4.
@@ -248,16 +249,47 @@ func isNull(v json.RawMessage) bool { return string(v) == "null" }
 
 func isObject(v json.RawMessage) bool { return len(v) > 0 && v[0] == '{' }
 
-// stringValue decodes a JSON string.
+// stringValue decodes a JSON string. One without escapes is its bytes
+// between the quotes, taken without the decoder's allocations.
 func stringValue(v json.RawMessage) (string, bool) {
 	if len(v) == 0 || v[0] != '"' {
 		return "", false
+	}
+	if inner, ok := plainString(v); ok {
+		return string(inner), true
 	}
 	var s string
 	if json.Unmarshal(v, &s) != nil {
 		return "", false
 	}
 	return s, true
+}
+
+// plainString returns the text of v, a JSON string with no escape
+// sequence, when it is one: quoted, no quote, backslash or control
+// character inside, valid UTF-8. Such text is exactly what json.Unmarshal
+// would give; anything else is left to it.
+func plainString(v json.RawMessage) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return nil, false
+	}
+	inner := v[1 : len(v)-1]
+	for _, b := range inner {
+		if b < 0x20 || b == '"' || b == '\\' {
+			return nil, false
+		}
+	}
+	return inner, utf8.Valid(inner)
+}
+
+// stringIs reports whether v is the JSON string want, without allocating
+// when v has no escapes.
+func stringIs(v json.RawMessage, want string) bool {
+	if inner, ok := plainString(v); ok {
+		return string(inner) == want
+	}
+	s, ok := stringValue(v)
+	return ok && s == want
 }
 
 // intValue decodes a JSON integer written without fraction or exponent

@@ -83,7 +83,7 @@ func Validate(f Frame, c Context) (*Message, *Refusal) {
 	if !isOne(top["protocolVersion"]) {
 		return nil, refuse(ProtocolVersionMismatch, DetailProtocolVersion)
 	}
-	if sid, ok := stringValue(top["workspaceSessionId"]); !ok || sid != c.SessionID {
+	if !stringIs(top["workspaceSessionId"], c.SessionID) {
 		return nil, refuse(SessionMismatch, DetailSessionMismatch)
 	}
 	m, r := envelope(top)
@@ -168,13 +168,28 @@ func checkType(m *Message, c Context) *Refusal {
 // bound is far above the envelopes' wire.MaxDepth.
 const MaxFrameDepth = 10000
 
+// memberNames are the keys objectMembers takes without allocating: the
+// envelope's and the payload fields the checks read. A key missing here
+// only costs an allocation.
+var memberNames = func() map[string]string {
+	m := map[string]string{}
+	for k := range envelopeKeys {
+		m[k] = k
+	}
+	for _, k := range []string{"requestId", "viewId", "nodeId", "target", "atHostSequence", "lastHostSequence",
+		"connectUrl", "graphUrl", "shareUrl", "message", "phase", "state", "status"} {
+		m[k] = k
+	}
+	return m
+}()
+
 // objectMembers splits data, which must be exactly one JSON object, into
 // its members after wire's strict walk of the whole of it: valid UTF-8,
 // and no two keys equal under case folding in any object at any depth
 // (PROTOCOL section 1), since two readers (the broker and a client) could
 // take different values from them.
 func objectMembers(data []byte) (map[string]json.RawMessage, *Refusal) {
-	m, err := wire.MembersDepth(data, MaxFrameDepth)
+	m, err := wire.MembersInterned(data, MaxFrameDepth, memberNames)
 	switch {
 	case errors.Is(err, wire.ErrDuplicateKey):
 		return nil, invalid(DetailDuplicateKey)
