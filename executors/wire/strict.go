@@ -85,6 +85,24 @@ func MembersInterned(data []byte, maxDepth int, names map[string]string) (map[st
 	return m, nil
 }
 
+// EachMember walks data (Walk with maxDepth), which must be one JSON
+// object, and then calls fn with each top-level member in document order,
+// without building a map. key is valid only during the call.
+func EachMember(data []byte, maxDepth int, fn func(key []byte, value json.RawMessage)) error {
+	w := getWalker(data, maxDepth, true)
+	defer putWalker(w)
+	if err := w.document(); err != nil {
+		return err
+	}
+	if !w.isObject {
+		return ErrNotObject
+	}
+	for _, e := range w.top {
+		fn(w.keyText(e.key), json.RawMessage(data[e.start:e.end]))
+	}
+	return nil
+}
+
 // walker is one pass over a document. keys holds the keys of every open
 // object, innermost last; an object's keys are dropped when it closes.
 type walker struct {

@@ -39,7 +39,7 @@ func read(conn *websocket.Conn, limit int64, drain bool) ([]byte, error) {
 	if typ != websocket.MessageText {
 		return nil, discard(r, drain, ErrFrameBinary)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	data, err := readAtMost(r, limit+1)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +47,32 @@ func read(conn *websocket.Conn, limit int64, drain bool) ([]byte, error) {
 		return nil, discard(r, drain, ErrFrameTooLarge)
 	}
 	return data, nil
+}
+
+// readAtMost reads r to its end, keeping at most max (at least 1) bytes:
+// io.ReadAll of an io.LimitReader, without the LimitedReader's allocation
+// on every frame.
+func readAtMost(r io.Reader, max int64) ([]byte, error) {
+	b := make([]byte, 0, min(512, max))
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // let append pick the growth
+		}
+		room := b[len(b):cap(b)]
+		if left := max - int64(len(b)); int64(len(room)) > left {
+			room = room[:left]
+		}
+		n, err := r.Read(room)
+		b = b[:len(b)+n]
+		switch {
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return b, err
+		case int64(len(b)) >= max:
+			return b, nil
+		}
+	}
 }
 
 // discard drops what is left of a message, when asked to, and returns

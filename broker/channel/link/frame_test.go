@@ -1,12 +1,15 @@
 package link
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -88,4 +91,33 @@ func TestReadFirstRefusesBadFirstMessages(t *testing.T) {
 	if got, err := ReadFirst(server, 100); err != nil || string(got) != `{"type":"hello"}` {
 		t.Fatalf("got %q, %v", got, err)
 	}
+}
+
+// FuzzReadAtMost checks readAtMost against io.ReadAll of an
+// io.LimitReader, whatever the reader's chunking.
+func FuzzReadAtMost(f *testing.F) {
+	for _, n := range []int{0, 1, 511, 512, 513, 2000} {
+		f.Add(bytes.Repeat([]byte("x"), n), int64(512), uint8(0))
+		f.Add(bytes.Repeat([]byte("y"), n), int64(513), uint8(1))
+		f.Add(bytes.Repeat([]byte("z"), n), int64(1), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, max int64, mode uint8) {
+		if max < 1 || max > 1<<20 {
+			return
+		}
+		reader := func() io.Reader {
+			switch mode % 3 {
+			case 1:
+				return iotest.OneByteReader(bytes.NewReader(data))
+			case 2:
+				return iotest.DataErrReader(iotest.HalfReader(bytes.NewReader(data)))
+			}
+			return bytes.NewReader(data)
+		}
+		want, wantErr := io.ReadAll(io.LimitReader(reader(), max))
+		got, err := readAtMost(reader(), max)
+		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
+			t.Fatalf("readAtMost(%d bytes, %d) = %d bytes, %v; want %d bytes, %v", len(data), max, len(got), err, len(want), wantErr)
+		}
+	})
 }

@@ -56,3 +56,17 @@ func FuzzStringValue(f *testing.F) {
 		}
 	})
 }
+
+// TestEnvelopeMembersKnowsEveryKey checks that envelopeMembers' switch
+// and envelopeKeys name the same keys.
+func TestEnvelopeMembersKnowsEveryKey(t *testing.T) {
+	for k := range envelopeKeys {
+		top, r := envelopeMembers([]byte(`{"` + k + `":1}`))
+		if r != nil || top.unknown {
+			t.Errorf("%s: refusal %v, unknown %v", k, r, top.unknown)
+		}
+	}
+	if top, r := envelopeMembers([]byte(`{"extra":1}`)); r != nil || !top.unknown {
+		t.Errorf("extra: refusal %v, unknown %v", r, top.unknown)
+	}
+}

@@ -292,6 +292,17 @@ func stringIs(v json.RawMessage, want string) bool {
 	return ok && s == want
 }
 
+// internedString is stringValue that returns the string from names
+// (each name mapped to itself) when it is there, without allocating.
+func internedString(v json.RawMessage, names map[string]string) (string, bool) {
+	if inner, ok := plainString(v); ok {
+		if s, ok := names[string(inner)]; ok {
+			return s, true
+		}
+	}
+	return stringValue(v)
+}
+
 // intValue decodes a JSON integer written without fraction or exponent
 // that fits int64.
 func intValue(v json.RawMessage) (int64, bool) {
