@@ -17,6 +17,7 @@ type Queue struct {
 
 	mu      sync.Mutex
 	frames  []queued // oldest first
+	spare   []queued // a small backing array frames restarts on when empty (see Pop)
 	bytes   int
 	notices int // frames queued by OfferNotice, outside the message bound
 }
@@ -71,7 +72,19 @@ func (q *Queue) push(frame []byte, ok, notice bool) bool {
 	if !ok {
 		return false
 	}
+	if cap(q.frames) == 0 {
+		if q.spare == nil {
+			q.spare = make([]queued, 0, spareFrames)
+		}
+		q.frames = q.spare[:0]
+	}
+	grow := len(q.frames) == cap(q.frames)
 	q.frames = append(q.frames, queued{frame, notice})
+	if grow {
+		// The frames moved to a new array: the spare must not keep
+		// them alive after they are popped from there.
+		clear(q.spare[:cap(q.spare)])
+	}
 	q.bytes += len(frame)
 	if notice {
 		q.notices++
@@ -98,7 +111,10 @@ func (q *Queue) Pop() ([]byte, bool) {
 		q.notices--
 	}
 	if len(q.frames) == 0 {
-		q.frames = nil // drop the backing array too
+		// Drop a grown backing array, but restart on the small spare
+		// one: a queue that empties after every frame or two (the usual
+		// case) then allocates nothing per frame.
+		q.frames = q.spare[:0]
 	}
 	return f.frame, true
 }
@@ -108,8 +124,14 @@ func (q *Queue) Pop() ([]byte, bool) {
 func (q *Queue) Discard() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.frames, q.bytes, q.notices = nil, 0, 0
+	clear(q.frames)
+	clear(q.spare[:cap(q.spare)])
+	q.frames, q.bytes, q.notices = q.spare[:0], 0, 0
 }
+
+// spareFrames is the capacity a queue keeps when empty: 128 bytes a
+// connection, against an allocation per frame without it.
+const spareFrames = 4
 
 // Ready is signalled (capacity one) whenever a frame is queued; the
 // writer then pops until the queue is empty.

@@ -185,3 +185,38 @@ func TestDefaultRequestsPerView(t *testing.T) {
 	a.refused(DetailBusy)
 	host.box.take(t)
 }
+
+// TestQueueSpareHoldsNoFrame checks that the backing array a queue keeps
+// when empty never keeps a frame alive after Pop or Discard, whether the
+// queue stayed within it or grew past it.
+func TestQueueSpareHoldsNoFrame(t *testing.T) {
+	q := NewQueue(64, 1<<20)
+	empty := func(when string) {
+		for i, e := range q.spare[:cap(q.spare)] {
+			if e.frame != nil {
+				t.Fatalf("%s: spare slot %d holds a frame", when, i)
+			}
+		}
+	}
+	for _, n := range []int{1, 3, spareFrames, spareFrames + 1, 20} {
+		for range n {
+			if !q.Offer([]byte("frame")) {
+				t.Fatal("refused")
+			}
+		}
+		for range n {
+			if _, ok := q.Pop(); !ok {
+				t.Fatal("empty too soon")
+			}
+		}
+		empty("after pops")
+		for range n {
+			q.Offer([]byte("frame"))
+		}
+		q.Discard()
+		empty("after discard")
+		if m, b := q.Len(); m != 0 || b != 0 {
+			t.Fatalf("after discard: %d frames, %d bytes", m, b)
+		}
+	}
+}
