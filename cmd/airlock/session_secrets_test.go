@@ -8,6 +8,7 @@ import (
 
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/relay/contract"
+	brokersession "github.com/airlock/airlock/broker/session"
 )
 
 // TestSessionSecretsNeverLeak runs the whole flow with debug logging,
@@ -88,12 +89,13 @@ func TestSessionViewPage(t *testing.T) {
 		t.Error("inline script or style in the page")
 	}
 	files := map[string]string{
-		"/local/view":                    "text/html; charset=utf-8",
-		"/local/view/app.js":             "text/javascript; charset=utf-8",
-		"/local/view/view.css":           "text/css; charset=utf-8",
-		"/local/view/client/view.js":     "text/javascript; charset=utf-8",
-		"/local/view/client/emitter.js":  "text/javascript; charset=utf-8",
-		"/local/view/client/messages.js": "text/javascript; charset=utf-8",
+		"/local/view":          "text/html; charset=utf-8",
+		"/local/view/app.js":   "text/javascript; charset=utf-8",
+		"/local/view/view.css": "text/css; charset=utf-8",
+		"/local/view/tools.js": "text/javascript; charset=utf-8",
+	}
+	for _, m := range brokersession.ClientModules { // the client modules the page imports, and only those
+		files["/local/view/client/"+m] = "text/javascript; charset=utf-8"
 	}
 	for path, ctype := range files {
 		status, _, h := p.do("GET", path, nil, nil)
@@ -115,7 +117,7 @@ func TestSessionViewPage(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/local/view/", "/local/view/client/", "/local/view/client", "/local/view/client/host.js",
-		"/local/view/client/wire.js", "/local/view/client/view.d.ts", "/local/view/client/%2e%2e/app.js",
+		"/local/view/client/generated/call.js", "/local/view/client/view.d.ts", "/local/view/client/%2e%2e/app.js",
 		"/local/view/client/dist/view.js", "/local/view/index.html", "/local/view.js", "/local/view.css", "/local/view/view/index.html"} {
 		if status, body, _ := p.do("GET", path, nil, nil); status != 404 {
 			t.Errorf("%s: %d %.80q", path, status, body)

@@ -380,11 +380,15 @@ export class ViewClient extends Emitter {
         this.emit(env.type, env.payload, env);
     }
     #hostState(p) {
+        const was = this.#hostConnected;
+        const epoch = this.#hostEpoch;
         this.#epoch(p.hostEpoch);
         this.#hostConnected = p.state === "connected";
-        if (this.#hostConnected)
+        // A host that arrived (or a new one) gets asked; the connectionState
+        // that follows `connected` repeats what `connected` said, and was asked.
+        if (this.#hostConnected && (!was || epoch !== p.hostEpoch))
             this.#askSnapshot();
-        else
+        else if (!this.#hostConnected)
             this.#markStale(true);
     }
     #snapshot(p) {

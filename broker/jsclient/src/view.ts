@@ -524,10 +524,14 @@ export class ViewClient extends Emitter<ViewEvents> {
   }
 
   #hostState(p: ConnectionStatePayload): void {
+    const was = this.#hostConnected;
+    const epoch = this.#hostEpoch;
     this.#epoch(p.hostEpoch);
     this.#hostConnected = p.state === "connected";
-    if (this.#hostConnected) this.#askSnapshot();
-    else this.#markStale(true);
+    // A host that arrived (or a new one) gets asked; the connectionState
+    // that follows `connected` repeats what `connected` said, and was asked.
+    if (this.#hostConnected && (!was || epoch !== p.hostEpoch)) this.#askSnapshot();
+    else if (!this.#hostConnected) this.#markStale(true);
   }
 
   #snapshot(p: SnapshotPayload): void {

@@ -156,6 +156,23 @@ describe('view reconnect policy (fake socket)', () => {
     assert.equal(view.status, 'failed');
   });
 
+  test('one snapshotRequest per host: the connectionState after connected repeats it; a new host is asked again', async () => {
+    const fake = fakeSockets();
+    const view = new ViewClient({ workspaceSessionId: 'ws_x', baseUrl: 'http://127.0.0.1:1', WebSocket: fake.WS, reconnect: { initialDelayMs: 0 } });
+    const p = view.connect();
+    const s = fake.last();
+    s.serverOpen();
+    s.serverSend('connected', { role: 'view', viewId: 'v_1', hostConnected: true, hostEpoch: 1 });
+    s.serverSend('connectionState', { state: 'connected', hostEpoch: 1 });
+    await p;
+    const asks = () => s.sent.filter((m) => m.type === 'snapshotRequest').length;
+    assert.equal(asks(), 1);
+    s.serverSend('connectionState', { state: 'disconnected', hostEpoch: 1 });
+    s.serverSend('connectionState', { state: 'connected', hostEpoch: 2 });
+    assert.equal(asks(), 2);
+    view.close();
+  });
+
   test('pending requests reject on a loss; the view sends hello then snapshotRequest', async () => {
     const fake = fakeSockets();
     const view = new ViewClient({ workspaceSessionId: 'ws_x', baseUrl: 'http://127.0.0.1:1', WebSocket: fake.WS, reconnect: { initialDelayMs: 0 } });
