@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,11 +109,44 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	buf := lines.Get().(*[]byte)
+	line, err := appendMessage((*buf)[:0], msg)
+	if err == nil {
+		err = c.write(line)
+	}
+	if cap(line) <= maxPooledLine {
+		*buf = line[:0]
+		lines.Put(buf)
+	}
+	return err
+}
+
+// lines holds the buffers messages are encoded into; one over
+// maxPooledLine (a large result) is left to the collector rather than kept.
+var lines = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxPooledLine = 64 << 10
+
+// appendMessage appends msg and a newline to b, as the SDK's codec
+// (jsonrpc.EncodeMessage) writes it. A result response with a numeric id
+// (every tools/call answered) is written directly: its result is JSON the
+// SDK has just encoded (compact and valid), which the codec would only
+// scan and copy again. Anything else goes through the codec. FuzzEncode
+// holds the two to the same bytes.
+func appendMessage(b []byte, msg jsonrpc.Message) ([]byte, error) {
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Error == nil && len(r.Result) > 0 {
+		if id, ok := r.ID.Raw().(int64); ok {
+			b = append(b, `{"jsonrpc":"2.0","id":`...)
+			b = strconv.AppendInt(b, id, 10)
+			b = append(append(b, `,"result":`...), r.Result...)
+			return append(b, "}\n"...), nil
+		}
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return err
+		return b, err
 	}
-	return c.write(append(data, '\n'))
+	return append(append(b, data...), '\n'), nil
 }
 
 func (c *lineConn) write(line []byte) error {
@@ -171,33 +206,152 @@ func decode(line []byte, over bool) (jsonrpc.Message, []byte) {
 }
 
 // decodeRequest is the SDK's decoding of a well-formed request (a
-// message with a "method"), done with encoding/json: the SDK's codec
-// allocates a 32 KiB read buffer for each of the two values it unmarshals,
-// which made the collector the largest cost of a call over stdio (see
-// RATIONALE.md, "Why does `airlock mcp` decode requests itself?"). Anything
-// it is not sure of (not an object, a version other than "2.0", an id or
-// method of another type, no method: a response) is left to
-// jsonrpc.DecodeMessage, so errors and responses read exactly as the SDK
-// reads them; FuzzDecode holds the two to the same result.
+// message with a "method"), done here: the SDK's codec allocates a 32 KiB
+// read buffer for each of the two values it unmarshals, which made the
+// collector the largest cost of a call over stdio (see RATIONALE.md, "Why
+// does `airlock mcp` decode requests itself?"). The line is checked with
+// json.Valid, then its top-level members are sliced out in place (see
+// "Why does `airlock mcp` slice requests instead of unmarshalling them?").
+// Anything it is not sure of (not an object, a version other than "2.0",
+// an escaped key, an id or method of another type, no method: a response)
+// is left to jsonrpc.DecodeMessage, so errors and responses read exactly as
+// the SDK reads them; FuzzDecode holds the two to the same result.
+//
+// The request's params alias line, which is never reused.
 func decodeRequest(line []byte) (*jsonrpc.Request, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(line, &m) != nil {
+	if !json.Valid(line) {
 		return nil, false
 	}
-	var version, method string
-	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" ||
-		m["method"] == nil || json.Unmarshal(m["method"], &method) != nil {
+	var version, method, rawID, params []byte
+	if !members(line, func(key, val []byte) bool {
+		switch string(key) {
+		case "jsonrpc":
+			version = val
+		case "method":
+			method = val
+		case "id":
+			rawID = val
+		case "params":
+			params = val
+		}
+		return bytes.IndexByte(key, '\\') < 0 // an escaped key may spell one of these
+	}) || string(version) != `"2.0"` || method == nil {
 		return nil, false
 	}
-	var rawID any
-	if raw := m["id"]; raw != nil && json.Unmarshal(raw, &rawID) != nil {
+	name, ok := plainString(method)
+	if !ok {
 		return nil, false
 	}
-	id, err := jsonrpc.MakeID(rawID)
+	id, ok := requestID(rawID)
+	if !ok {
+		return nil, false
+	}
+	return &jsonrpc.Request{ID: id, Method: name, Params: params}, true
+}
+
+// members calls f with each top-level member of obj (valid JSON): its key
+// as written between the quotes and its value as written. It reports false
+// when obj is not an object or f returns false.
+func members(obj []byte, f func(key, val []byte) bool) bool {
+	i := skipSpace(obj, 0)
+	if i == len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		end := stringEnd(obj, i)
+		key := obj[i+1 : end-1]
+		i = skipSpace(obj, skipSpace(obj, end)+1) // past ':'
+		end = valueEnd(obj, i)
+		if !f(key, obj[i:end]) {
+			return false
+		}
+		i = skipSpace(obj, end)
+		if obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the string starting at b[i] ('"').
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// valueEnd is the index just past the value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// plainString is the JSON string raw when it needs no decoding (no
+// escape, valid UTF-8).
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+		return "", false
+	}
+	return string(raw[1 : len(raw)-1]), true
+}
+
+// requestID is the id raw (absent or null: none), as jsonrpc.MakeID makes
+// it from what the SDK's codec decodes: a plain string, or an integer
+// short enough to be exact as the float64 the codec reads numbers as.
+func requestID(raw []byte) (jsonrpc.ID, bool) {
+	if raw == nil || string(raw) == "null" {
+		return jsonrpc.ID{}, true
+	}
+	if s, ok := plainString(raw); ok {
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	}
+	if len(raw) > 15 {
+		return jsonrpc.ID{}, false
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil {
-		return nil, false
+		return jsonrpc.ID{}, false
 	}
-	return &jsonrpc.Request{ID: id, Method: method, Params: m["params"]}, true
+	id, err := jsonrpc.MakeID(float64(n))
+	return id, err == nil
 }
 
 // idOf is the request id of a message that is otherwise invalid, when it

@@ -180,3 +180,63 @@ func BenchmarkStdioCall(b *testing.B) {
 	}
 	_ = inW.Close()
 }
+
+// BenchmarkStdioCallLines is BenchmarkStdioCall with a minimal client
+// (mcptest.Lines: a request line out, a response line in, decoded with
+// encoding/json) instead of the SDK's: what the server side alone costs.
+func BenchmarkStdioCallLines(b *testing.B) {
+	srv, _, inW, outR, served := stdioServer()
+	defer srv.Close()
+	c := mcptest.NewLines(inW, outR)
+	if err := c.Initialize(); err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"path":"a.md"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Call("read_notes", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = inW.Close()
+	<-served
+	_ = outR.Close()
+}
+
+// FuzzEncode: a response written directly reads byte for byte as the
+// SDK's codec writes it.
+func FuzzEncode(f *testing.F) {
+	for _, s := range []string{`{}`, `{"content":[{"type":"text","text":"{\"a\":\"<b>&\"}"}],"structuredContent":{"a":"<b>&"}}`, `[1,2]`, `"\u2028"`, `null`} {
+		f.Add(int64(1), []byte(s))
+		f.Add(int64(-1<<63), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, id int64, result []byte) {
+		// The SDK hands Write a result its encoder produced: compact.
+		var compact bytes.Buffer
+		if json.Compact(&compact, result) != nil {
+			return
+		}
+		for _, msg := range []jsonrpc.Message{
+			&jsonrpc.Response{ID: mustID(t, float64(id)), Result: compact.Bytes()},
+			&jsonrpc.Response{ID: mustID(t, string(result)), Result: compact.Bytes()},
+			&jsonrpc.Response{ID: mustID(t, float64(id)), Error: &jsonrpc.Error{Code: 1, Message: string(result)}},
+		} {
+			want, err := jsonrpc.EncodeMessage(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := appendMessage([]byte("x"), msg)
+			if err != nil || string(got) != "x"+string(want)+"\n" {
+				t.Fatalf("appendMessage = %q, %v; the SDK writes %q", got, err, want)
+			}
+		}
+	})
+}
+
+func mustID(t *testing.T, v any) jsonrpc.ID {
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
