@@ -21,8 +21,9 @@ import (
 const MaxLineBytes = 16 << 20
 
 // Stdio is the transport of `airlock mcp`: newline-delimited JSON-RPC
-// messages read from in and written to out, each decoded and encoded by
-// the SDK's codec (jsonrpc.DecodeMessage, jsonrpc.EncodeMessage).
+// messages read from in and written to out. Requests and result responses
+// are decoded and encoded here (decodeRequest, appendMessage), everything
+// else by the SDK's codec (jsonrpc.DecodeMessage, jsonrpc.EncodeMessage).
 //
 // It is not the SDK's IOTransport because that one ends the session at the
 // first line that is not a JSON-RPC message (it decodes a JSON stream and
@@ -131,8 +132,9 @@ const maxPooledLine = 64 << 10
 // (jsonrpc.EncodeMessage) writes it. A result response with a numeric id
 // (every tools/call answered) is written directly: its result is JSON the
 // SDK has just encoded (compact and valid), which the codec would only
-// scan and copy again. Anything else goes through the codec. FuzzEncode
-// holds the two to the same bytes.
+// scan and copy again (RATIONALE.md, "Why does `airlock mcp` slice
+// requests and write responses itself?"). Anything else goes through the
+// codec. FuzzEncode holds the two to the same bytes.
 func appendMessage(b []byte, msg jsonrpc.Message) ([]byte, error) {
 	if r, ok := msg.(*jsonrpc.Response); ok && r.Error == nil && len(r.Result) > 0 {
 		if id, ok := r.ID.Raw().(int64); ok {
@@ -210,8 +212,9 @@ func decode(line []byte, over bool) (jsonrpc.Message, []byte) {
 // read buffer for each of the two values it unmarshals, which made the
 // collector the largest cost of a call over stdio (see RATIONALE.md, "Why
 // does `airlock mcp` decode requests itself?"). The line is checked with
-// json.Valid, then its top-level members are sliced out in place (see
-// "Why does `airlock mcp` slice requests instead of unmarshalling them?").
+// json.Valid, then its top-level members are sliced out in place
+// (RATIONALE.md, "Why does `airlock mcp` slice requests and write
+// responses itself?").
 // Anything it is not sure of (not an object, a version other than "2.0",
 // an escaped key, an id or method of another type, no method: a response)
 // is left to jsonrpc.DecodeMessage, so errors and responses read exactly as

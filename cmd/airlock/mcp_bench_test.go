@@ -19,11 +19,13 @@ import (
 )
 
 // BenchmarkMCPReadNotes times one read_notes call of the bundled notes
-// tool three ways in one run: POST /v1/calls on `airlock serve` (the
+// tool four ways in one run: POST /v1/calls on `airlock serve` (the
 // baseline), tools/call to `airlock mcp` over its stdio (its own embedded
-// broker), and tools/call over the same broker's /mcp, and reports each
-// one's time per call and the ratios to /v1. Run without -race (see the
-// README's Performance section for the figures).
+// broker) with the SDK's client, tools/call over the same broker's /mcp,
+// and tools/call to a second `airlock mcp` with a minimal line client
+// (mcptest.Lines: what the server side costs without the SDK's client),
+// and reports each one's time per call and the ratios to /v1. Run without
+// -race (see the README's Performance section for the figures).
 func BenchmarkMCPReadNotes(b *testing.B) {
 	notes := b.TempDir()
 	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("hello\n"), 0o600); err != nil {
@@ -61,6 +63,8 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer stdio.Close()
+	lines, stopLines := startLines(b, env, notes)
+	defer stopLines()
 	hc := &http.Client{Transport: headerTransport{http.Header{"Authorization": {"Bearer " + testToken}}, http.DefaultTransport}}
 	overHTTP, err := mcptest.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true})
 	if err != nil {
@@ -75,7 +79,7 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 	}
 	// The three are interleaved, one call each per iteration, so that a
 	// change in the machine's load weighs on all of them alike.
-	var took [3]time.Duration
+	var took [4]time.Duration
 	for b.Loop() {
 		start := time.Now()
 		call, err := v1client.NewCall(ds, "read_notes", "", args)
@@ -92,11 +96,42 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		start = time.Now()
 		mcpCall(overHTTP)
 		took[2] += time.Since(start)
+		start = time.Now()
+		if _, err := lines.Call("read_notes", args); err != nil {
+			b.Fatal(err)
+		}
+		took[3] += time.Since(start)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(took[0].Microseconds())/n, "v1-µs/call")
 	b.ReportMetric(float64(took[1].Microseconds())/n, "mcp-stdio-µs/call")
 	b.ReportMetric(float64(took[2].Microseconds())/n, "mcp-http-µs/call")
+	b.ReportMetric(float64(took[3].Microseconds())/n, "mcp-stdio-lines-µs/call")
 	b.ReportMetric(float64(took[1])/float64(took[0]), "stdio/v1")
 	b.ReportMetric(float64(took[2])/float64(took[0]), "http/v1")
+	b.ReportMetric(float64(took[3])/float64(took[0]), "stdio-lines/v1")
+}
+
+// startLines starts `airlock mcp` on pipes with a line client, initialized.
+func startLines(b *testing.B, env []string, notes string) (*mcptest.Lines, func()) {
+	cmd := exec.Command(binPath, "mcp", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
+	cmd.Env = env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	stop := func() { _ = in.Close(); _ = cmd.Wait() }
+	lines := mcptest.NewLines(in, out)
+	if err := lines.Initialize(); err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return lines, stop
 }
