@@ -221,7 +221,8 @@ func newLoadRelayCmd() *cobra.Command {
 			fmt.Sprintf("turns has every host send ordered focusNode states, at most %d ahead of its slowest view, to the\n", load.RelayWindow) +
 			"broker and to a bare coder/websocket forwarder in this process. Reports deliveries/s, one-way latency\n" +
 			"p50/p90/p99/max, dropped views (closed by the broker, 1013 slow-consumer), refusals (error messages)\n" +
-			"and the ratios. See airlock load --help.",
+			"and the ratios. With --rate each host sends on a schedule instead; --shapes runs several views×rate\n" +
+			"shapes and prints one table. See airlock load --help.",
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadRelay(cmd, f) },
 	}
