@@ -3,23 +3,13 @@ package session
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"runtime/pprof"
-	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/airlock/airlock/broker/internal/httpx"
-	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/relay/baseline"
-	"github.com/airlock/airlock/broker/relay/contract"
-	"github.com/airlock/airlock/executors/testkit"
-	"github.com/airlock/airlock/metrics"
 )
 
 // BenchmarkFanoutRate is BenchmarkFanout with the host sending on a fixed
@@ -52,59 +42,12 @@ func BenchmarkFanoutRate(b *testing.B) {
 var serverLabels = pprof.Labels("side", "server")
 
 // labelledAirlockFanout is airlockFanout with the broker's goroutines
-// labelled side=server.
+// labelled side=server: only the server is started under the labels
+// (goroutines inherit them), not the clients.
 func labelledAirlockFanout(b *testing.B, n int) (*fanout, func()) {
 	var br *testBroker
-	pprof.Do(context.Background(), serverLabels, func(context.Context) { br = startLabelledBroker(b) })
+	pprof.Do(context.Background(), serverLabels, func(context.Context) { br = startBroker(b, testLocal(), nil) })
 	return connectFanout(b, br, n), br.stop
-}
-
-// startLabelledBroker is startBroker with testLocal, its server started
-// from the calling goroutine (which carries the labels).
-func startLabelledBroker(t testing.TB) *testBroker {
-	reg := metrics.New()
-	svc := New(Options{Local: testLocal(), Token: httpx.NewToken(testToken), Metrics: reg})
-	mux := http.NewServeMux()
-	svc.Mount(mux)
-	var port int
-	h := httpx.HostGuard(func() int { return port }, func(string, contract.Code) {}, mux)
-	srv := httptest.NewUnstartedServer(h)
-	srv.Start()
-	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	port, _ = strconv.Atoi(p)
-	br := &testBroker{Service: svc, URL: srv.URL, Origin: srv.URL, Metrics: reg, srv: srv}
-	t.Cleanup(br.stop)
-	return br
-}
-
-func connectFanout(b *testing.B, br *testBroker, n int) *fanout {
-	ctx := context.Background()
-	m, ck := flow(b, br)
-	host, err := localclient.DialHost(ctx, br.URL, m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := host.Hello(ctx); err != nil {
-		b.Fatal(err)
-	}
-	f := &fanout{host: host}
-	for range n {
-		v, err := localclient.DialView(ctx, br.URL, br.Origin, m.WorkspaceSessionID, ck)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := v.Hello(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := v.Receive(ctx); err != nil { // connectionState
-			b.Fatal(err)
-		}
-		if _, err := host.Receive(ctx); err != nil { // viewState
-			b.Fatal(err)
-		}
-		f.views = append(f.views, v)
-	}
-	return f
 }
 
 // labelledBareFanout is bareFanout with the forwarder's goroutines
@@ -116,22 +59,7 @@ func labelledBareFanout(b *testing.B, n int) (*fanout, func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = fw.Close() })
-	ctx := context.Background()
-	host, err := localclient.Dial(ctx, fw.URL(), localclient.DialOptions{Origin: baseline.HostOrigin, SessionID: "bare"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := &fanout{host: host}
-	for range n {
-		v, err := localclient.Dial(ctx, fw.URL(), localclient.DialOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.views = append(f.views, v)
-	}
-	testkit.Eventually(b, "every view registered", func() bool { return fw.Views() == n })
-	return f, func() {}
+	return connectBareFanout(b, fw, n), func() {}
 }
 
 // rateWindow is how far the host may run ahead of its slowest view, as
@@ -154,13 +82,9 @@ func (f *fanout) runRate(b *testing.B, rate int) {
 		lat[i] = make([]time.Duration, 0, b.N)
 		wg.Go(func() {
 			for n := 0; n < b.N; {
-				m, err := v.Receive(ctx)
-				if err != nil {
-					b.Error(err)
+				m := nextState(b, v)
+				if m == nil {
 					return
-				}
-				if m.HostSequence == 0 {
-					continue
 				}
 				now := time.Now()
 				mu.Lock()
@@ -203,14 +127,5 @@ func (f *fanout) runRate(b *testing.B, rate int) {
 	}
 	wg.Wait()
 	b.StopTimer()
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	slices.Sort(all)
-	if len(all) == 0 {
-		return
-	}
-	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns")
-	b.ReportMetric(float64(all[len(all)*99/100].Nanoseconds()), "p99-ns")
+	reportLatency(b, lat)
 }

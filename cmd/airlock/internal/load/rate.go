@@ -78,10 +78,7 @@ func (s *relaySession) sendPaced(ctx context.Context, t *topology, until time.Ti
 		if !s.waitViews(s.seq+1-RateWindow, stop) {
 			return
 		}
-		s.seq++
-		if s.sendErr = s.host.Send(ctx, "focusNode", focus{NodeID: "layer-7", T: t.now(), Pad: s.pad}, s.seq); s.sendErr == nil && measure {
-			s.sent++
-		}
+		s.sendNext(ctx, t, measure)
 	}
 }
 

@@ -185,10 +185,16 @@ func (s *relaySession) send(ctx context.Context, t *topology, stop <-chan struct
 		if !s.waitViews(s.seq+1-RelayWindow, stop) {
 			return
 		}
-		s.seq++
-		if s.sendErr = s.host.Send(ctx, "focusNode", focus{NodeID: "layer-7", T: t.now(), Pad: s.pad}, s.seq); s.sendErr == nil && measure {
-			s.sent++
-		}
+		s.sendNext(ctx, t, measure)
+	}
+}
+
+// sendNext sends the next ordered state, stamped now, and counts it
+// when measured.
+func (s *relaySession) sendNext(ctx context.Context, t *topology, measure bool) {
+	s.seq++
+	if s.sendErr = s.host.Send(ctx, "focusNode", focus{NodeID: "layer-7", T: t.now(), Pad: s.pad}, s.seq); s.sendErr == nil && measure {
+		s.sent++
 	}
 }
 
