@@ -19,7 +19,8 @@ type Queue struct {
 	frames  []queued // oldest first
 	spare   []queued // a small backing array frames restarts on when empty (see Pop)
 	bytes   int
-	notices int // frames queued by OfferNotice, outside the message bound
+	notices int  // frames queued by OfferNotice, outside the message bound
+	shut    bool // Shut was called: offers are accepted and dropped
 }
 
 // queued is one frame and whether it is a notice (see OfferNotice).
@@ -67,8 +68,12 @@ func (q *Queue) OfferNotice(frame []byte) bool {
 
 func (q *Queue) fits(frame []byte, maxBytes int) bool { return q.bytes+len(frame) <= maxBytes }
 
-// push queues frame when ok; q.mu is held.
+// push queues frame when ok; q.mu is held. A shut queue takes nothing
+// and refuses nothing: its connection is going away.
 func (q *Queue) push(frame []byte, ok, notice bool) bool {
+	if q.shut {
+		return true
+	}
 	if !ok {
 		return false
 	}
@@ -98,10 +103,18 @@ func (q *Queue) push(frame []byte, ok, notice bool) bool {
 
 // Pop takes the oldest frame and releases its bytes; false when empty.
 func (q *Queue) Pop() ([]byte, bool) {
+	f, ok, _ := q.PopMore()
+	return f, ok
+}
+
+// PopMore is Pop that also tells whether frames remain, so a writer that
+// empties the queue goes back to Ready without locking it once more to
+// find it empty.
+func (q *Queue) PopMore() (frame []byte, ok, more bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.frames) == 0 {
-		return nil, false
+		return nil, false, false
 	}
 	f := q.frames[0]
 	q.frames[0] = queued{} // let the frame go with the writer, not the backing array
@@ -116,7 +129,7 @@ func (q *Queue) Pop() ([]byte, bool) {
 		// case) then allocates nothing per frame.
 		q.frames = q.spare[:0]
 	}
-	return f.frame, true
+	return f.frame, true, len(q.frames) > 0
 }
 
 // Discard drops every queued frame and releases their bytes (a connection
@@ -127,6 +140,20 @@ func (q *Queue) Discard() {
 	clear(q.frames)
 	clear(q.spare[:cap(q.spare)])
 	q.frames, q.bytes, q.notices = q.spare[:0], 0, 0
+}
+
+// Shut makes every later offer succeed without queuing (the connection
+// is closing; see Outbox.Close) and, with discard, drops what is queued
+// and releases its bytes at once. Without discard the queued frames stay
+// for the writer to flush. It is the closing check of the offer path, in
+// the lock the offer takes anyway.
+func (q *Queue) Shut(discard bool) {
+	q.mu.Lock()
+	q.shut = true
+	q.mu.Unlock()
+	if discard {
+		q.Discard()
+	}
 }
 
 // spareFrames is the capacity a queue keeps when empty: 128 bytes a

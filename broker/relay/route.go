@@ -72,7 +72,7 @@ func (h *Hub) fromHostState(msg *contract.Message) *contract.Refusal {
 		h.lastSeq = msg.HostSequence
 	}
 	h.count(msg.Type, dirHostToViews)
-	for _, v := range h.views {
+	for _, v := range h.fanout {
 		h.offer(v, msg.Raw)
 	}
 	return nil

@@ -34,11 +34,15 @@ func (f *fanout) close() {
 }
 
 func airlockFanout(b *testing.B, n int) (*fanout, func()) {
-	local := testLocal()
-	b2 := startBroker(b, local, nil)
+	br := startBroker(b, testLocal(), nil)
+	return connectFanout(b, br, n), br.stop
+}
+
+// connectFanout connects a host and n views to one session of br.
+func connectFanout(b *testing.B, br *testBroker, n int) *fanout {
 	ctx := context.Background()
-	m, ck := flow(b, b2)
-	host, err := localclient.DialHost(ctx, b2.URL, m)
+	m, ck := flow(b, br)
+	host, err := localclient.DialHost(ctx, br.URL, m)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +51,7 @@ func airlockFanout(b *testing.B, n int) (*fanout, func()) {
 	}
 	f := &fanout{host: host}
 	for range n {
-		v, err := localclient.DialView(ctx, b2.URL, b2.Origin, m.WorkspaceSessionID, ck)
+		v, err := localclient.DialView(ctx, br.URL, br.Origin, m.WorkspaceSessionID, ck)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,7 +66,7 @@ func airlockFanout(b *testing.B, n int) (*fanout, func()) {
 		}
 		f.views = append(f.views, v)
 	}
-	return f, b2.stop
+	return f
 }
 
 // bareFanout connects a host and n views to a bare coder/websocket
@@ -72,6 +76,11 @@ func bareFanout(b *testing.B, n int) (*fanout, func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return connectBareFanout(b, fw, n), func() {}
+}
+
+// connectBareFanout connects a host and n views to fw, closed at cleanup.
+func connectBareFanout(b *testing.B, fw *baseline.Forwarder, n int) *fanout {
 	b.Cleanup(func() { _ = fw.Close() })
 	ctx := context.Background()
 	host, err := localclient.Dial(ctx, fw.URL(), localclient.DialOptions{Origin: baseline.HostOrigin, SessionID: "bare"})
@@ -87,7 +96,7 @@ func bareFanout(b *testing.B, n int) (*fanout, func()) {
 		f.views = append(f.views, v)
 	}
 	testkit.Eventually(b, "every view registered", func() bool { return fw.Views() == n })
-	return f, func() {}
+	return f
 }
 
 // window is how many host messages may be in flight before the host waits
@@ -111,13 +120,9 @@ func (f *fanout) run(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for got := 0; got < b.N; {
-				m, err := v.Receive(ctx)
-				if err != nil {
-					b.Error(err)
+				m := nextState(b, v)
+				if m == nil {
 					return
-				}
-				if m.HostSequence == 0 {
-					continue
 				}
 				lat[i] = append(lat[i], time.Since(sent[m.HostSequence]))
 				got++
@@ -144,17 +149,39 @@ func (f *fanout) run(b *testing.B) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	if n := reportLatency(b, lat); n > 0 {
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "deliveries/s")
+	}
+}
+
+// nextState is the view's next ordered host message, skipping the
+// broker's own; nil (and the benchmark failed) when the view closed.
+func nextState(b *testing.B, v *localclient.Conn) *localclient.Message {
+	for {
+		m, err := v.Receive(context.Background())
+		if err != nil {
+			b.Error(err)
+			return nil
+		}
+		if m.HostSequence != 0 {
+			return m
+		}
+	}
+}
+
+// reportLatency reports the p50 and p99 of every view's latencies and
+// returns how many there were.
+func reportLatency(b *testing.B, lat [][]time.Duration) int {
 	var all []time.Duration
 	for _, l := range lat {
 		all = append(all, l...)
 	}
 	slices.Sort(all)
-	if len(all) == 0 {
-		return
+	if len(all) > 0 {
+		b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(all[len(all)*99/100].Nanoseconds()), "p99-ns")
 	}
-	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "deliveries/s")
-	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns")
-	b.ReportMetric(float64(all[len(all)*99/100].Nanoseconds()), "p99-ns")
+	return len(all)
 }
 
 func BenchmarkFanout(b *testing.B) {

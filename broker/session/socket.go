@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -31,12 +32,14 @@ type socket struct {
 	queue *relay.Queue
 	done  chan struct{} // closed when the writer has exited
 
-	// The write bound, without a context per write (see write).
+	// The write bound, without a lock, a context or a timer reset per
+	// write (see write).
+	epoch    time.Time    // the origin of inflight; monotonic
+	inflight atomic.Int64 // when the write in flight began, ns since epoch + 1; 0: none
+	cut      atomic.Bool  // writes are cut: closeNow, the kill grace ran out, or writeTimeout
+	armed    atomic.Bool  // the watchdog will fire (set and cleared under wmu)
 	wmu      sync.Mutex
-	writing  bool        // a frame write is in flight
-	since    time.Time   // when it began
-	cut      bool        // writes are cut: closeNow, or the kill grace ran out
-	watchdog *time.Timer // fires writeTimeout after a write began; made on the first write
+	watchdog *time.Timer // made on the first write
 
 	mu      sync.Mutex
 	closing bool
@@ -48,30 +51,23 @@ type socket struct {
 }
 
 func newSocket(conn *websocket.Conn, queue, queueBytes int) *socket {
-	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}), stop: make(chan struct{})}
+	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}), stop: make(chan struct{}),
+		epoch: time.Now()}
 }
 
 // Offer queues a frame without blocking; false when it does not fit the
 // queue's bounds. Frames offered after Close are discarded (and reported
-// as accepted: the connection is already going away).
-func (k *socket) Offer(frame []byte) bool { return k.offer(frame, k.queue.Offer) }
+// as accepted: the connection is already going away): Close shuts the
+// queue, so the offer path takes the queue's lock only.
+func (k *socket) Offer(frame []byte) bool { return k.queue.Offer(frame) }
 
 // OfferShare queues a frame within the share of the queue open to view
 // traffic (relay.Queue.OfferShare).
-func (k *socket) OfferShare(frame []byte) bool { return k.offer(frame, k.queue.OfferShare) }
+func (k *socket) OfferShare(frame []byte) bool { return k.queue.OfferShare(frame) }
 
 // OfferNotice queues a broker notice a view caused, within the byte bound
 // only (relay.Queue.OfferNotice).
-func (k *socket) OfferNotice(frame []byte) bool { return k.offer(frame, k.queue.OfferNotice) }
-
-func (k *socket) offer(frame []byte, push func([]byte) bool) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closing {
-		return true
-	}
-	return push(frame)
-}
+func (k *socket) OfferNotice(frame []byte) bool { return k.queue.OfferNotice(frame) }
 
 // Close asks the writer to close the socket with code and reason at once,
 // dropping whatever is queued. Idempotent.
@@ -80,9 +76,7 @@ func (k *socket) Close(code contract.CloseCode, reason string) { k.closeWith(cod
 // closeNow cuts the connection without a close handshake: an in-flight
 // write is cancelled and the reader fails at once.
 func (k *socket) closeNow() {
-	k.wmu.Lock()
-	k.cut = true
-	k.wmu.Unlock()
+	k.cut.Store(true)
 	_ = k.conn.CloseNow()
 }
 
@@ -100,8 +94,10 @@ func (k *socket) closeWith(code contract.CloseCode, reason string, flush bool) {
 		return
 	}
 	k.closing, k.flush, k.code, k.reason = true, flush, websocket.StatusCode(code), reason
+	// Later offers are dropped; without flush the queued bytes are
+	// released now, not when the writer wakes.
+	k.queue.Shut(!flush)
 	if !flush {
-		k.queue.Discard() // its bytes are released now, not when the writer wakes
 		k.kill = time.AfterFunc(killGrace, k.cutWrites)
 	}
 	close(k.stop)
@@ -138,12 +134,15 @@ func (k *socket) drain() {
 // ends at once). Each frame's bytes are released as the writer takes it.
 func (k *socket) writeQueued() error {
 	for {
-		f, ok := k.queue.Pop()
+		f, ok, more := k.queue.PopMore()
 		if !ok {
 			return nil
 		}
 		if err := k.write(f); err != nil {
 			return err
+		}
+		if !more {
+			return nil
 		}
 	}
 }
@@ -168,46 +167,73 @@ var errWriteCut = errors.New("session: socket writes cut")
 
 // write writes one frame bounded by writeTimeout. It passes the library no
 // context with a deadline: one costs context.WithTimeout four allocations
-// and coder/websocket six more per frame (an AfterFunc per write), which
-// was most of the relay's allocations per fanned-out message. Instead one
-// reusable timer per socket cuts the connection (CloseNow, which is what
-// the library does when a write's context ends) once a write has been in
-// flight for writeTimeout.
+// and coder/websocket six more per frame (an AfterFunc per write). Nor
+// does it reset a timer or take a lock per frame: it records when the
+// write began (one atomic store), and one watchdog timer per socket, armed
+// by the first write after it went quiet, fires writeTimeout later, cuts
+// the connection (CloseNow, which is what the library does when a write's
+// context ends) if the write then in flight began writeTimeout ago, and
+// otherwise re-arms for what that write has left, or goes quiet when none
+// is in flight. A busy socket thus costs one timer firing per writeTimeout,
+// not a timer reset per frame (RATIONALE.md, "Why is a relay socket's
+// write watchdog armed only when it is quiet, not reset per write?").
 func (k *socket) write(f []byte) error {
 	if !k.beginWrite() {
 		return errWriteCut
 	}
 	err := k.conn.Write(context.Background(), websocket.MessageText, f)
-	k.wmu.Lock()
-	k.writing = false
-	k.wmu.Unlock()
+	k.inflight.Store(0)
 	return err
 }
 
+// beginWrite marks a write in flight, unless writes are cut, and arms the
+// watchdog when it is quiet. The store of inflight comes before the loads
+// of cut and armed, and cutWrites and expire store before they load, so
+// (atomics being sequentially consistent) a write either sees the cut or
+// is seen by it, and is either seen by a firing watchdog or arms it.
 func (k *socket) beginWrite() bool {
-	k.wmu.Lock()
-	defer k.wmu.Unlock()
-	if k.cut {
+	k.inflight.Store(int64(time.Since(k.epoch)) + 1)
+	if k.cut.Load() {
+		k.inflight.Store(0)
 		return false
 	}
-	k.writing, k.since = true, time.Now()
-	if k.watchdog == nil {
-		k.watchdog = time.AfterFunc(writeTimeout, k.expire)
-	} else {
-		k.watchdog.Reset(writeTimeout)
+	if !k.armed.Load() {
+		k.arm(writeTimeout)
 	}
 	return true
 }
 
+// arm makes the watchdog fire in d, unless it is armed already.
+func (k *socket) arm(d time.Duration) {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	if k.armed.Load() {
+		return
+	}
+	k.armed.Store(true)
+	if k.watchdog == nil {
+		k.watchdog = time.AfterFunc(d, k.expire)
+	} else {
+		k.watchdog.Reset(d)
+	}
+}
+
 // expire is the watchdog: it cuts the connection when the write in flight
-// began writeTimeout ago. A firing left over from an earlier write (the
-// timer is reset, never stopped, between writes) finds a later or no
-// write and does nothing.
+// began writeTimeout ago, re-arms for the rest of a later write's bound,
+// and goes quiet when no write is in flight (the next write arms it).
 func (k *socket) expire() {
 	k.wmu.Lock()
-	late := k.writing && time.Since(k.since) >= writeTimeout
-	if late {
-		k.cut = true
+	k.armed.Store(false)
+	began := k.inflight.Load()
+	late := false
+	if began != 0 {
+		age := time.Since(k.epoch) - time.Duration(began-1)
+		if late = age >= writeTimeout; late {
+			k.cut.Store(true)
+		} else {
+			k.armed.Store(true)
+			k.watchdog.Reset(writeTimeout - age)
+		}
 	}
 	k.wmu.Unlock()
 	if late {
@@ -219,11 +245,8 @@ func (k *socket) expire() {
 // cut (a close handshake already under way is left to the library's own
 // bound, as before).
 func (k *socket) cutWrites() {
-	k.wmu.Lock()
-	k.cut = true
-	writing := k.writing
-	k.wmu.Unlock()
-	if writing {
+	k.cut.Store(true)
+	if k.inflight.Load() != 0 {
 		_ = k.conn.CloseNow()
 	}
 }

@@ -208,6 +208,7 @@ type loadRelayFlags struct {
 	*loadFlags
 	sessions, views, size int
 	baseline, noBaseline  bool
+	rate                  *relayRateFlags // load_rate.go
 }
 
 // newLoadRelayCmd is `airlock load relay`.
@@ -220,7 +221,8 @@ func newLoadRelayCmd() *cobra.Command {
 			fmt.Sprintf("turns has every host send ordered focusNode states, at most %d ahead of its slowest view, to the\n", load.RelayWindow) +
 			"broker and to a bare coder/websocket forwarder in this process. Reports deliveries/s, one-way latency\n" +
 			"p50/p90/p99/max, dropped views (closed by the broker, 1013 slow-consumer), refusals (error messages)\n" +
-			"and the ratios. See airlock load --help.",
+			"and the ratios. With --rate each host sends on a schedule instead; --shapes runs several views×rate\n" +
+			"shapes and prints one table. See airlock load --help.",
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadRelay(cmd, f) },
 	}
@@ -231,6 +233,7 @@ func newLoadRelayCmd() *cobra.Command {
 	fs.IntVar(&f.size, "size", 256, "`BYTES` of each focusNode frame (at least the envelope, about 140)")
 	fs.BoolVar(&f.baseline, "baseline", true, "measure the bare coder/websocket forwarder in the same run")
 	fs.BoolVar(&f.noBaseline, "no-baseline", false, "measure the broker alone")
+	f.rate = addRelayRateFlags(fs)
 	return c
 }
 
@@ -247,8 +250,12 @@ func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
 	case f.size < 0:
 		return usageErr("--size must not be negative, got %d", f.size)
 	}
+	shapes, err := f.rate.check()
+	if err != nil {
+		return err
+	}
 	o := load.RelayOptions{Options: f.options(cmd.ErrOrStderr()), Sessions: f.sessions, Views: f.views, FrameBytes: f.size,
-		Baseline: f.baseline && !f.noBaseline}
+		Rate: f.rate.rate, Baseline: f.baseline && !f.noBaseline}
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}
@@ -262,7 +269,16 @@ func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := load.Relay(ctx, &localclient.Client{Base: base, Token: token}, origin, o)
+	client := &localclient.Client{Base: base, Token: token}
+	if shapes != nil {
+		rep, err := load.RelayShapes(ctx, client, origin, o, shapes)
+		if err != nil {
+			return brokerErr(err)
+		}
+		f.print(cmd.OutOrStdout(), rep)
+		return nil
+	}
+	rep, err := load.Relay(ctx, client, origin, o)
 	if err != nil {
 		return brokerErr(err)
 	}

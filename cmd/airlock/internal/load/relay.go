@@ -25,6 +25,9 @@ type RelayOptions struct {
 	// FrameBytes is the size of each focusNode frame, never less than
 	// the envelope itself.
 	FrameBytes int
+	// Rate is how many messages each host sends a second, on a schedule
+	// (rate.go); 0 sends as fast as the views keep up within RelayWindow.
+	Rate int
 	// Baseline also measures a bare coder/websocket forwarder in this
 	// process, in turns with the broker.
 	Baseline bool
@@ -37,6 +40,9 @@ var errTopology = errors.New("load: sessions and views must be at least 1, the f
 func (o RelayOptions) Check() error {
 	if o.Sessions < 1 || o.Views < 1 || o.FrameBytes < 0 {
 		return errTopology
+	}
+	if err := checkRate(o.Rate); err != nil {
+		return err
 	}
 	return o.check()
 }
@@ -91,7 +97,7 @@ func Relay(ctx context.Context, client *localclient.Client, origin string, o Rel
 // report is the report's header: what the run was asked to do.
 func (o RelayOptions) report(broker string, p plan, interrupted bool) *RelayReport {
 	return &RelayReport{Command: "relay", Broker: broker, Sessions: o.Sessions, Views: o.Views,
-		FrameBytes: o.FrameBytes, Window: RelayWindow, RunInfo: RunInfo{DurationSeconds: p.duration.Seconds(),
+		FrameBytes: o.FrameBytes, Rate: o.Rate, Window: window(o.Rate), RunInfo: RunInfo{DurationSeconds: p.duration.Seconds(),
 			WarmupSeconds: p.warmup.Seconds(), SliceSeconds: p.slice.Seconds(), Interrupted: interrupted}}
 }
 
@@ -99,6 +105,7 @@ func (o RelayOptions) report(broker string, p plan, interrupted bool) *RelayRepo
 // every view of a session with the one view cookie its bootstrap set.
 func connectAirlock(ctx context.Context, client *localclient.Client, origin string, o RelayOptions, ttl int64, m *meter) (*topology, error) {
 	t := newTopology(o.FrameBytes, m, 0)
+	t.rate = o.Rate
 	for range o.Sessions {
 		if err := connectSession(ctx, t, client, origin, o.Views, ttl); err != nil {
 			t.close()
@@ -148,6 +155,7 @@ func connectBare(ctx context.Context, o RelayOptions, m *meter) (*relaybaseline.
 		return nil, nil, err
 	}
 	t := newTopology(o.FrameBytes, m, 1)
+	t.rate = o.Rate
 	err = dialBare(ctx, fw, t, o.Sessions, o.Views)
 	if err != nil {
 		t.close()
@@ -194,6 +202,7 @@ type RelayReport struct {
 	Sessions   int    `json:"sessions"`
 	Views      int    `json:"viewsPerSession"`
 	FrameBytes int    `json:"frameBytes"`
+	Rate       int    `json:"ratePerSession,omitempty"` // host messages/s; absent: as fast as the window lets
 	Window     int    `json:"window"`
 	RunInfo
 	Airlock  RelayFigures  `json:"airlock"`
@@ -204,8 +213,8 @@ type RelayReport struct {
 // Print is the report for a person: one table, the ratios, the dropped
 // views.
 func (r *RelayReport) Print(w io.Writer) {
-	r.printHeader(w, fmt.Sprintf("relay on %s: %d sessions × %d views, %d-byte focusNode frames, window %d",
-		r.Broker, r.Sessions, r.Views, r.FrameBytes, r.Window), r.Baseline != nil)
+	r.printHeader(w, fmt.Sprintf("relay on %s: %d sessions × %d views, %d-byte focusNode frames, %swindow %d",
+		r.Broker, r.Sessions, r.Views, r.FrameBytes, r.rateWords(), r.Window), r.Baseline != nil)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tdeliveries\tdeliveries/s\tp50\tp90\tp99\tmax\tdropped views\trefusals\t")
 	for name, f := range r.Sides() {

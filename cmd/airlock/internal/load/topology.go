@@ -30,6 +30,7 @@ type topology struct {
 	sessions  []*relaySession
 	epoch     time.Time // the origin of the stamps; monotonic
 	frameSize int
+	rate      int // host messages a second per session; 0: as fast as the window lets (see rate.go)
 	meter     *meter
 	index     int // the side's index in meter
 	measuring atomic.Bool
@@ -153,9 +154,7 @@ func (t *topology) run(ctx context.Context, until time.Time, measure bool) {
 	t.measuring.Store(measure)
 	stop := make(chan struct{})
 	var senders sync.WaitGroup
-	for _, s := range t.sessions {
-		senders.Go(func() { s.send(ctx, t, stop, measure) })
-	}
+	t.startSenders(ctx, &senders, until, stop, measure)
 	timer := time.NewTimer(time.Until(until))
 	select {
 	case <-timer.C:
@@ -186,10 +185,16 @@ func (s *relaySession) send(ctx context.Context, t *topology, stop <-chan struct
 		if !s.waitViews(s.seq+1-RelayWindow, stop) {
 			return
 		}
-		s.seq++
-		if s.sendErr = s.host.Send(ctx, "focusNode", focus{NodeID: "layer-7", T: t.now(), Pad: s.pad}, s.seq); s.sendErr == nil && measure {
-			s.sent++
-		}
+		s.sendNext(ctx, t, measure)
+	}
+}
+
+// sendNext sends the next ordered state, stamped now, and counts it
+// when measured.
+func (s *relaySession) sendNext(ctx context.Context, t *topology, measure bool) {
+	s.seq++
+	if s.sendErr = s.host.Send(ctx, "focusNode", focus{NodeID: "layer-7", T: t.now(), Pad: s.pad}, s.seq); s.sendErr == nil && measure {
+		s.sent++
 	}
 }
 
