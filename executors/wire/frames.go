@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 )
 
@@ -20,6 +21,7 @@ func appendCall(dst []byte, c Call) ([]byte, bool) {
 	if !plain(c.CallID) || !plain(c.Tool) || !plain(c.DescriptorID) || !compact(c.Args) || !compact(c.BoundsEcho) {
 		return dst, false
 	}
+	dst = slices.Grow(dst, 80+len(c.CallID)+len(c.Tool)+len(c.DescriptorID)+len(c.Args)+len(c.BoundsEcho))
 	dst = strconv.AppendInt(append(dst, `{"v":`...), int64(c.V), 10)
 	dst = append(append(append(dst, `,"callId":"`...), c.CallID...), '"')
 	dst = append(append(append(dst, `,"tool":"`...), c.Tool...), '"')
@@ -35,6 +37,7 @@ func appendAnswer(dst []byte, a Answer) ([]byte, bool) {
 	if !plain(a.CallID) || (a.OK && !compact(a.Observed)) || (!a.OK && (!plain(string(a.Refused)) || !plain(a.Why))) {
 		return dst, false
 	}
+	dst = slices.Grow(dst, 120+len(a.CallID)+len(a.Observed)+len(a.Refused)+len(a.Why))
 	dst = strconv.AppendInt(append(dst, `{"v":`...), int64(a.V), 10)
 	dst = append(append(append(dst, `,"callId":"`...), a.CallID...), '"')
 	if a.OK {
