@@ -18,6 +18,10 @@ func FuzzFrames(f *testing.F) {
 	f.Add(1, "c\xff", "é", "d", []byte(`{"a":1,"a":2}`), true, []byte(`{"a":"\xff"}`), "tool error: x\u202e", 10000000000000000, 1)
 	rules := []Rule{"", ExecThrew, OutputTooLarge, "made-up", MachineTimeout}
 	f.Fuzz(func(t *testing.T, v int, id, tool, desc string, args []byte, ok bool, observed []byte, why string, used, limit int) {
+		quoted, _ := json.Marshal(id)
+		if _, want := ident(quoted); ValidID(id) != want {
+			t.Fatalf("ValidID(%q) = %v, ident of its encoding %v", id, !want, want)
+		}
 		c := Call{V: v, CallID: id, Tool: tool, DescriptorID: desc, Args: args, BoundsEcho: observed}
 		want, _ := marshal(c)
 		if got := CallFrame(c); !bytes.Equal(got, want) {
