@@ -3,7 +3,6 @@ package channel_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/channel"
@@ -28,10 +29,17 @@ import (
 // build, same module, same bounds) two ways in one run: on the broker's
 // own executors ("local") and through a paired environment over a
 // loopback WebSocket ("channel"): router → remote → socket → envclient →
-// door → executors → socket → remote. Each reports calls/s and p50/p99
-// latency; serial is one caller, parallel is 16 concurrent callers.
+// door → executors → socket → remote. Between them it measures the
+// floor's other half ("rtt"): one bare coder/websocket round trip on an
+// established loopback connection, a frame the size of the call out and
+// one the size of its answer back. Each reports calls/s and p50/p99
+// latency; serial is one caller, parallel is 16 concurrent callers (for
+// rtt, 16 round trips in flight on one connection, as the channel's are).
+// The channel cases also report x-floor and x-floor-p50: the channel's
+// time per call, and its median, over local + rtt of the same run
+// (issue 13's target is at most 1.5).
 //
-//	go test -run '^$' -bench BenchmarkCalls -benchtime 3s ./broker/channel/
+//	go test -run '^$' -bench BenchmarkCalls -benchmem -benchtime 3s ./broker/channel/
 func BenchmarkCalls(b *testing.B) {
 	ctx := context.Background()
 	rt, err := executors.NewRuntime(ctx, executors.Config{CacheDir: b.TempDir(), MaxConcurrent: 64, PoolSize: 16})
@@ -56,14 +64,128 @@ func BenchmarkCalls(b *testing.B) {
 	remote, stop := pairedEnvironment(b, table, reg)
 	defer stop()
 
-	call := wire.Call{V: 1, Tool: "echo", DescriptorID: "fx", Args: json.RawMessage(`{"text":"hello, airlock"}`), BoundsEcho: d.Bounds.Canonical()}
-	for _, r := range []struct {
-		name   string
-		router *calls.Router
-	}{{"local", local}, {"channel", remote}} {
-		b.Run(r.name+"/serial", func(b *testing.B) { measure(b, r.router, call, false) })
-		b.Run(r.name+"/parallel", func(b *testing.B) { measure(b, r.router, call, true) })
+	call := wire.Call{V: 1, CallID: "bench-1", Tool: "echo", DescriptorID: "fx", Args: json.RawMessage(`{"text":"hello, airlock"}`), BoundsEcho: d.Bounds.Canonical()}
+	// The frames the channel puts on the socket for this call, under a
+	// broker id of the length a long run reaches.
+	out := call
+	out.CallID = "b_1000000"
+	answer := local.Call(ctx, out)
+	if !answer.OK {
+		b.Fatalf("local call refused %s", answer.Refused)
 	}
+	floor := newRTTFloor(b, len(wire.AnswerFrame(answer)))
+	defer floor.close()
+	callFrame := wire.CallFrame(out)
+
+	got := map[string]figure{}
+	for _, mode := range []string{"serial", "parallel"} {
+		parallel := mode == "parallel"
+		b.Run("local/"+mode, func(b *testing.B) {
+			got["local"] = measure(b, parallel, func() bool { return routed(b, local, call) })
+		})
+		b.Run("rtt/"+mode, func(b *testing.B) {
+			got["rtt"] = measure(b, parallel, func() bool { return floor.roundTrip(b, callFrame) })
+		})
+		b.Run("channel/"+mode, func(b *testing.B) {
+			ch := measure(b, parallel, func() bool { return routed(b, remote, call) })
+			l, r := got["local"], got["rtt"]
+			if l.perOp == 0 || r.perOp == 0 {
+				return // run alone: no floor measured
+			}
+			b.ReportMetric(ch.perOp/(l.perOp+r.perOp), "x-floor")
+			b.ReportMetric(ch.p50/(l.p50+r.p50), "x-floor-p50")
+		})
+	}
+}
+
+// figure is what one case measured: time per call (wall time over calls,
+// so with 16 callers it is the inverse of throughput) and median latency,
+// both in µs.
+type figure struct{ perOp, p50 float64 }
+
+// routed makes one call through r; every call must succeed.
+func routed(b *testing.B, r *calls.Router, call wire.Call) bool {
+	a := r.Call(context.Background(), call)
+	if !a.OK {
+		b.Errorf("call refused %s", a.Refused)
+	}
+	return a.OK
+}
+
+// rttFloor is the round-trip floor: a loopback coder/websocket server that
+// answers every message with one frame of a fixed size, and one client
+// connection to it. Round trips may be in flight concurrently on the one
+// connection; the server answers in order, so the client's reader hands
+// each answer to the oldest waiter.
+type rttFloor struct {
+	srv     *httptest.Server
+	conn    *websocket.Conn
+	mu      sync.Mutex // orders writes with the waiter queue
+	waiters []chan struct{}
+	done    chan struct{}
+}
+
+func newRTTFloor(b *testing.B, answerSize int) *rttFloor {
+	reply := []byte(`"` + strings.Repeat("a", answerSize-2) + `"`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.CloseNow()
+		conn.SetReadLimit(-1)
+		for {
+			if _, _, err := conn.Read(context.Background()); err != nil {
+				return
+			}
+			if err := conn.Write(context.Background(), websocket.MessageText, reply); err != nil {
+				return
+			}
+		}
+	}))
+	conn, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn.SetReadLimit(-1)
+	e := &rttFloor{srv: srv, conn: conn, done: make(chan struct{})}
+	go e.read()
+	return e
+}
+
+func (e *rttFloor) read() {
+	defer close(e.done)
+	for {
+		if _, _, err := e.conn.Read(context.Background()); err != nil {
+			return
+		}
+		e.mu.Lock()
+		w := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		e.mu.Unlock()
+		w <- struct{}{}
+	}
+}
+
+// roundTrip sends frame and waits for the answer to it.
+func (e *rttFloor) roundTrip(b *testing.B, frame []byte) bool {
+	w := make(chan struct{}, 1)
+	e.mu.Lock()
+	e.waiters = append(e.waiters, w)
+	err := e.conn.Write(context.Background(), websocket.MessageText, frame)
+	e.mu.Unlock()
+	if err != nil {
+		b.Error(err)
+		return false
+	}
+	<-w
+	return true
+}
+
+func (e *rttFloor) close() {
+	_ = e.conn.CloseNow()
+	<-e.done
+	e.srv.Close()
 }
 
 // pairedEnvironment starts a channel component on loopback, pairs an
@@ -103,22 +225,20 @@ func pairedEnvironment(b *testing.B, table *executors.Table, reg *metrics.Regist
 	}
 }
 
-// measure runs b.N calls (one caller, or 16 in parallel) and reports
-// throughput and latency percentiles; every call must succeed.
-func measure(b *testing.B, r *calls.Router, call wire.Call, parallel bool) {
+// measure runs b.N operations (one caller, or 16 in parallel) and reports
+// throughput and latency percentiles; op reports whether it succeeded,
+// and the first failure stops its caller.
+func measure(b *testing.B, parallel bool, op func() bool) figure {
 	var mu sync.Mutex
 	var all []time.Duration
 	run := func(next func() bool) {
 		var mine []time.Duration
-		c := call
-		for i := 0; next(); i++ {
-			c.CallID = fmt.Sprint("bench-", i)
+		for next() {
 			start := time.Now()
-			a := r.Call(context.Background(), c)
+			ok := op()
 			mine = append(mine, time.Since(start))
-			if !a.OK {
-				b.Errorf("call refused %s", a.Refused)
-				return
+			if !ok {
+				break
 			}
 		}
 		mu.Lock()
@@ -137,10 +257,11 @@ func measure(b *testing.B, r *calls.Router, call wire.Call, parallel bool) {
 	b.StopTimer()
 	slices.Sort(all)
 	if len(all) == 0 {
-		return
+		return figure{}
 	}
 	pct := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Nanoseconds()) / 1e3 }
 	b.ReportMetric(float64(len(all))/b.Elapsed().Seconds(), "calls/s")
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
+	return figure{perOp: float64(b.Elapsed().Microseconds()) / float64(len(all)), p50: pct(0.50)}
 }

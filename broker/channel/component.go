@@ -317,7 +317,8 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 // run attaches an authenticated connection and reads its frames until it
 // ends, then releases it: its calls settle closed.
 func (c *Channel) run(conn *websocket.Conn, id identity) {
-	p := &peer{identity: id, conn: conn}
+	p := &peer{identity: id, conn: conn, out: link.NewWriter(conn)}
+	defer p.out.Stop()
 	p.remote = NewRemote(id.kind, p, RemoteOptions{MaxInflight: c.opts.Config.MaxInflight, Metrics: c.m, Logger: c.log})
 	if code, reason := c.attach(p); reason != "" {
 		if code == websocket.StatusPolicyViolation {

@@ -1,12 +1,13 @@
 package channel
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/executors/wire"
 )
@@ -40,6 +41,7 @@ type peer struct {
 	identity
 	slot   *slot // where calls find it; set before it is published
 	conn   *websocket.Conn
+	out    *link.Writer // every frame to the peer
 	remote *Remote
 	gone   atomic.Bool
 	leave  sync.Once
@@ -48,7 +50,12 @@ type peer struct {
 // Connected reports whether the connection is still the peer's.
 func (p *peer) Connected() bool { return !p.gone.Load() }
 
-// Send writes one text frame. The library serializes concurrent writers.
-func (p *peer) Send(ctx context.Context, frame []byte) error {
-	return p.conn.Write(ctx, websocket.MessageText, frame)
+// Take waits for the turn to write (link.Writer.Take).
+func (p *peer) Take(stop <-chan struct{}, expired <-chan time.Time) bool {
+	return p.out.Take(stop, expired)
+}
+
+// Send writes one text frame with the turn Take gave.
+func (p *peer) Send(frame []byte, deadline time.Time) error {
+	return p.out.WriteTaken(frame, deadline)
 }

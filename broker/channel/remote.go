@@ -39,12 +39,19 @@ func (k Kind) pick(page, machine wire.Rule) wire.Rule {
 }
 
 // Link is one peer connection as a Remote uses it (createChannel's
-// transport): whether it is up, and how to put a frame on it.
+// transport): whether it is up, and how to put a frame on it. Sending is
+// two steps so that waiting for the turn to write can be given up while
+// the write itself is bounded by the connection (link.Writer), with no
+// context per frame.
 type Link interface {
 	// Connected reports whether frames can still reach the peer.
 	Connected() bool
-	// Send writes one frame to the peer within ctx.
-	Send(ctx context.Context, frame []byte) error
+	// Take waits for the turn to send, and reports false, having taken
+	// nothing, when stop is closed or expired fires first.
+	Take(stop <-chan struct{}, expired <-chan time.Time) bool
+	// Send writes one frame with the turn Take gave, and gives it back. A
+	// write still in flight at deadline cuts the connection.
+	Send(frame []byte, deadline time.Time) error
 }
 
 // RemoteOptions configure a Remote.
@@ -96,11 +103,35 @@ type Remote struct {
 }
 
 // pending is one call awaiting its answer, with the bounds its answer is
-// held to. done has room for exactly the one answer its remover delivers.
+// held to. done has room for exactly the one answer its remover delivers;
+// timer is the call's timeout. Both are reused: once Ask has taken the
+// answer nothing else refers to the entry, and it goes back to a pool
+// (RATIONALE.md, "Why are pending channel calls pooled?").
 type pending struct {
 	callerID string
 	bounds   wire.Bounds
 	done     chan wire.Answer
+	timer    *time.Timer
+}
+
+var pendings = sync.Pool{New: func() any { return &pending{done: make(chan wire.Answer, 1)} }}
+
+// start arms the entry's timer for timeout.
+func (p *pending) start(timeout time.Duration) {
+	if p.timer == nil {
+		p.timer = time.NewTimer(timeout)
+		return
+	}
+	p.timer.Reset(timeout)
+}
+
+// free returns an entry whose answer Ask has taken to the pool. A stopped
+// timer delivers nothing afterwards (Go 1.23 timers), so the next call's
+// wait cannot see this one's expiry.
+func (p *pending) free() {
+	p.timer.Stop()
+	p.callerID, p.bounds = "", wire.Bounds{}
+	pendings.Put(p)
 }
 
 // nextID numbers the broker's own call ids across every remote.
@@ -137,20 +168,30 @@ func (r *Remote) Ask(ctx context.Context, c wire.Call, b wire.Bounds, timeout ti
 	if refused != "" {
 		return wire.Refuse(c.CallID, refused, nil)
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	r.send(ctx, id, c, timeout)
-	select {
-	case a := <-p.done:
-		return a
-	case <-timer.C:
-		if r.settle(id, wire.Refuse(id, r.kind.timeout(), nil)) {
-			r.m.ChannelTimeouts.WithLabelValues(string(r.kind)).Inc()
+	deadline := time.Now().Add(timeout)
+	p.start(timeout)
+	expired := false
+	if r.link.Take(ctx.Done(), p.timer.C) {
+		r.send(id, c, deadline)
+		select {
+		case a := <-p.done:
+			p.free()
+			return a
+		case <-p.timer.C:
+			expired = true
+		case <-ctx.Done():
 		}
-	case <-ctx.Done():
-		r.settle(id, wire.Refuse(id, r.kind.timeout(), nil))
+	} else {
+		// The turn to write never came: the caller left, or the timer
+		// fired (and Take took its tick).
+		expired = ctx.Err() == nil
 	}
-	return <-p.done
+	if r.settle(id, wire.Refuse(id, r.kind.timeout(), nil)) && expired {
+		r.m.ChannelTimeouts.WithLabelValues(string(r.kind)).Inc()
+	}
+	a := <-p.done
+	p.free()
+	return a
 }
 
 // register adds a pending entry under a fresh broker id, unless the remote
@@ -164,22 +205,23 @@ func (r *Remote) register(callerID string, b wire.Bounds) (string, *pending, wir
 	if len(r.pending) >= r.max {
 		return "", nil, wire.Overloaded
 	}
-	id := "b_" + strconv.FormatUint(nextID.Add(1), 10)
-	p := &pending{callerID: callerID, bounds: b, done: make(chan wire.Answer, 1)}
+	var buf [24]byte
+	id := string(strconv.AppendUint(append(buf[:0], "b_"...), nextID.Add(1), 10))
+	p := pendings.Get().(*pending)
+	p.callerID, p.bounds = callerID, b
 	r.pending[id] = p
 	r.inflight.Inc()
 	return id, p, ""
 }
 
-// send puts the call on the link under the broker's id. The write is
-// bounded by the call's timeout but not by the caller's context: a caller
-// giving up must not cut a connection other calls share. A failed write
-// means the connection is gone: the call settles closed.
-func (r *Remote) send(ctx context.Context, id string, c wire.Call, timeout time.Duration) {
+// send puts the call on the link under the broker's id, with the turn
+// Ask took. The write is bounded by the call's deadline but not by the
+// caller's context: a caller giving up must not cut a connection other
+// calls share. A failed write means the connection is gone: the call
+// settles closed.
+func (r *Remote) send(id string, c wire.Call, deadline time.Time) {
 	c.CallID = id
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	if err := r.link.Send(wctx, wire.CallFrame(c)); err != nil {
+	if err := r.link.Send(wire.CallFrame(c), deadline); err != nil {
 		r.settle(id, wire.Refuse(id, r.kind.closed(), nil))
 	}
 }

@@ -24,6 +24,7 @@ import (
 type memLink struct {
 	up      atomic.Bool
 	failing atomic.Bool
+	busy    atomic.Bool // the turn to write never comes
 	sent    chan []byte
 	mu      sync.Mutex
 	ids     []string // every broker id the remote tried to send
@@ -37,7 +38,18 @@ func newLink() *memLink {
 
 func (l *memLink) Connected() bool { return l.up.Load() }
 
-func (l *memLink) Send(_ context.Context, frame []byte) error {
+func (l *memLink) Take(stop <-chan struct{}, expired <-chan time.Time) bool {
+	if !l.busy.Load() {
+		return true
+	}
+	select {
+	case <-stop:
+	case <-expired:
+	}
+	return false
+}
+
+func (l *memLink) Send(frame []byte, _ time.Time) error {
 	c, err := wire.ParseCall(frame)
 	if err != nil {
 		panic("the remote sent an invalid call: " + err.Error())
@@ -297,6 +309,25 @@ func TestRemoteOverloaded(t *testing.T) {
 	d.Abandon()
 	<-o1
 	<-o2
+}
+
+// TestRemoteTimesOutWaitingToSend: a call whose turn to write never comes
+// (another write holds the connection) still settles at its timeout,
+// counted as one, or at once when its caller leaves, not counted; it
+// sends nothing and leaves nothing pending.
+func TestRemoteTimesOutWaitingToSend(t *testing.T) {
+	d, l, reg := testRemote(t, Machine, 0)
+	l.busy.Store(true)
+	wantRule(t, d.Ask(context.Background(), call("c1", "x"), testBounds, time.Millisecond), wire.MachineTimeout)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	wantRule(t, d.Ask(ctx, call("c2", "x"), testBounds, time.Hour), wire.MachineTimeout)
+	if n := testutil.ToFloat64(reg.ChannelTimeouts.WithLabelValues("machine")); n != 1 {
+		t.Errorf("channel timeouts %v, want 1", n)
+	}
+	if len(l.ids) != 0 || d.Pending() != 0 {
+		t.Errorf("sent %d frames, %d pending; want none", len(l.ids), d.Pending())
+	}
 }
 
 func TestRemoteSendFailureSettlesClosed(t *testing.T) {

@@ -136,12 +136,18 @@ func CatalogFrame(ds []Descriptor) []byte {
 
 // CallFrame encodes c as the call envelope sent on the channel.
 func CallFrame(c Call) []byte {
+	if data, ok := appendCall(nil, c); ok {
+		return data
+	}
 	data, _ := marshal(c)
 	return data
 }
 
 // AnswerFrame encodes a as the answer envelope sent on the channel.
 func AnswerFrame(a Answer) []byte {
+	if data, ok := appendAnswer(nil, a); ok {
+		return data
+	}
 	data, _ := marshal(a)
 	return data
 }

@@ -42,7 +42,20 @@ var (
 	callKeys   = map[string]bool{"v": true, "callId": true, "tool": true, "descriptorId": true, "args": true, "boundsEcho": true}
 	answerKeys = map[string]bool{"v": true, "callId": true, "ok": true, "observed": true, "refused": true, "why": true, "budget": true}
 	budgetKeys = map[string]bool{"requestsUsed": true, "requestsLimit": true}
+	// envelopeNames interns every allowed key (MembersInterned), so that
+	// splitting an envelope allocates its map but not its keys.
+	envelopeNames = internNames(callKeys, answerKeys, budgetKeys)
 )
+
+func internNames(sets ...map[string]bool) map[string]string {
+	names := map[string]string{}
+	for _, set := range sets {
+		for k := range set {
+			names[k] = k
+		}
+	}
+	return names
+}
 
 // ParseCall validates data as a call envelope.
 //
@@ -125,7 +138,7 @@ func ParseAnswer(data []byte) (Answer, error) {
 // envelope splits data into members and applies the checks shared by calls
 // and answers: the version, then the allowlist.
 func envelope(data []byte, allowed map[string]bool) (map[string]json.RawMessage, error) {
-	m, err := Members(data)
+	m, err := MembersInterned(data, MaxDepth, envelopeNames)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +161,7 @@ func envelope(data []byte, allowed map[string]bool) (map[string]json.RawMessage,
 }
 
 func parseBudget(raw json.RawMessage) (*Budget, error) {
-	m, err := Members(raw)
+	m, err := MembersInterned(raw, MaxDepth, envelopeNames)
 	if err != nil {
 		return nil, fail(Malformed, "budget must be an object")
 	}

@@ -8,16 +8,10 @@ import (
 // Helpers for the wazero executors, which build answers from guest output
 // and must hold it to the same rules ParseAnswer applies to the envelope.
 
-// ValidID reports whether s may be a callId, tool or descriptorId.
-func ValidID(s string) bool {
-	_, ok := ident(json.RawMessage(quote(s)))
-	return ok
-}
-
-func quote(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
-}
+// ValidID reports whether s may be a callId, tool or descriptorId: what
+// ident accepts once s is encoded, checked on s itself (FuzzFrames holds
+// the two to the same answer).
+func ValidID(s string) bool { return identString(s) }
 
 // CompactMember returns raw compacted when it may stand as a member of an
 // envelope (args in a call, observed in an answer): one JSON object, valid

@@ -16,6 +16,7 @@ import (
 type session struct {
 	c       *Client
 	conn    *websocket.Conn
+	out     *link.Writer // every frame to the broker, each within writeTimeout
 	calls   *inflight
 	carried atomic.Bool
 }
@@ -24,6 +25,7 @@ type session struct {
 // connection ends or ctx does (then it drains).
 func (s *session) serve(ctx context.Context, grace time.Duration, bearer string) (bool, error) {
 	defer s.conn.CloseNow()
+	defer s.out.Stop()
 	if err := s.write(wire.HelloFrame(bearer)); err != nil {
 		return false, err
 	}
@@ -150,8 +152,6 @@ func (s *session) sendCatalog() error {
 	return nil
 }
 
-func (s *session) write(frame []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	return s.conn.Write(ctx, websocket.MessageText, frame)
-}
+// write sends one frame; a write still in flight after writeTimeout cuts
+// the connection (link.Writer).
+func (s *session) write(frame []byte) error { return s.out.Write(frame, writeTimeout) }

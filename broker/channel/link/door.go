@@ -11,7 +11,6 @@ package link
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 
 	"github.com/airlock/airlock/executors/wire"
@@ -48,7 +47,9 @@ func (x *Door) Call(ctx context.Context, c wire.Call) wire.Answer {
 }
 
 // answer runs the executor under containment and returns its answer with
-// the encoded frame, which has passed wire.ParseAnswer.
+// the encoded frame, which would pass wire.ParseAnswer: the answer is held
+// to wire.AnswerCheck, the same checks applied to the answer as built
+// instead of to its encoding walked again.
 func (x *Door) answer(ctx context.Context, c wire.Call) (wire.Answer, []byte) {
 	a, panicked := wire.Contain(ctx, x.run, c)
 	if panicked != nil {
@@ -56,11 +57,12 @@ func (x *Door) answer(ctx context.Context, c wire.Call) (wire.Answer, []byte) {
 		return a, wire.AnswerFrame(a)
 	}
 	a.V = wire.Version
-	frame, err := json.Marshal(a)
+	var frame []byte
+	err := wire.AnswerCheck(a)
 	if err == nil {
-		_, err = wire.ParseAnswer(frame)
+		frame = wire.AnswerFrame(a)
 	}
-	if err != nil {
+	if frame == nil {
 		x.log.Warn("executor answered an invalid envelope", "callId", c.CallID, "rule", string(wire.RuleOf(err)))
 		a = wire.Refuse(c.CallID, wire.ExecThrew, nil)
 		return a, wire.AnswerFrame(a)

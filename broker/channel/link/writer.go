@@ -1,0 +1,133 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// ErrWriteCut is a write refused because the connection's writes were
+// cut: an earlier write overran its deadline, or Cut was called.
+var ErrWriteCut = errors.New("link: connection writes cut")
+
+// Writer puts frames on one connection, one at a time, each bounded by a
+// deadline of its own, without a context per write (RATIONALE.md, "Why
+// are channel writes bounded by one timer per connection?"). A context
+// with a deadline costs context.WithTimeout four allocations and
+// coder/websocket six more per frame (an AfterFunc per write); instead one
+// reusable timer per connection cuts the connection (CloseNow, which is
+// what the library does when a write's context ends) once the write in
+// flight has passed its deadline. Both ends of /channel write through one.
+//
+// # Notes
+//
+//   - One write is in flight at a time: a writer takes the turn first
+//     (Take, or Write, which waits for it), so the watchdog always knows
+//     which write it bounds. A turn is held only for one write, and that
+//     write is bounded, so waiting for one is bounded too: by the writes
+//     ahead, each cut at its deadline, and once one is cut every later
+//     write fails at once.
+//   - Waiting for the turn can itself be given up (Take's stop and
+//     expired channels): the broker's calls stop waiting at their own
+//     timeout or when their caller goes away.
+type Writer struct {
+	conn *websocket.Conn
+	turn chan struct{} // holds one token while a write has the turn
+
+	mu       sync.Mutex
+	writing  bool      // a frame write is in flight
+	deadline time.Time // when it must have ended
+	cut      bool
+	watchdog *time.Timer // made on the first write, reset for each
+}
+
+// NewWriter is the writer of conn.
+func NewWriter(conn *websocket.Conn) *Writer {
+	return &Writer{conn: conn, turn: make(chan struct{}, 1)}
+}
+
+// Take waits for the turn to write, unless stop is closed or expired
+// fires first (either may be nil: never). It reports whether it got the
+// turn; then the caller must call WriteTaken exactly once.
+func (w *Writer) Take(stop <-chan struct{}, expired <-chan time.Time) bool {
+	select {
+	case w.turn <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case w.turn <- struct{}{}:
+		return true
+	case <-stop:
+	case <-expired:
+	}
+	return false
+}
+
+// WriteTaken writes one text frame with the turn Take gave, and gives the
+// turn back. The connection is cut if the write is still in flight at
+// deadline.
+func (w *Writer) WriteTaken(frame []byte, deadline time.Time) error {
+	defer func() { <-w.turn }()
+	if !w.begin(deadline) {
+		return ErrWriteCut
+	}
+	err := w.conn.Write(context.Background(), websocket.MessageText, frame)
+	w.mu.Lock()
+	w.writing = false
+	w.mu.Unlock()
+	return err
+}
+
+// Write waits for the turn and writes one text frame, which must be
+// written within timeout of its turn coming.
+func (w *Writer) Write(frame []byte, timeout time.Duration) error {
+	w.Take(nil, nil)
+	return w.WriteTaken(frame, time.Now().Add(timeout))
+}
+
+func (w *Writer) begin(deadline time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cut {
+		return false
+	}
+	w.writing, w.deadline = true, deadline
+	if w.watchdog == nil {
+		w.watchdog = time.AfterFunc(time.Until(deadline), w.expire)
+	} else {
+		w.watchdog.Reset(time.Until(deadline))
+	}
+	return true
+}
+
+// expire is the watchdog: it cuts the connection when the write in flight
+// has passed its deadline. A firing left over from an earlier write (the
+// timer is reset, never stopped, between writes) finds a later or no
+// write and does nothing.
+func (w *Writer) expire() {
+	w.mu.Lock()
+	late := w.writing && !time.Now().Before(w.deadline)
+	if late {
+		w.cut = true
+	}
+	w.mu.Unlock()
+	if late {
+		_ = w.conn.CloseNow()
+	}
+}
+
+// Stop releases the watchdog; the connection's owner calls it once the
+// connection is gone. Later writes are refused with ErrWriteCut, so none
+// can go unbounded.
+func (w *Writer) Stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cut = true
+	if w.watchdog != nil {
+		w.watchdog.Stop()
+	}
+}

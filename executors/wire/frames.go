@@ -1,0 +1,132 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+)
+
+// The channel's frames are written by hand in the common case, the bytes
+// encoding/json would write without its reflection, buffer and second
+// compaction pass (RATIONALE.md, "Why are channel frames encoded by
+// hand?"). The fast path takes only what it can copy verbatim: strings of
+// printable ASCII without a quote or a backslash, and args, boundsEcho and
+// observed that are already compact. Anything else goes through marshal,
+// as before, so the bytes never differ (FuzzFrames holds the two to it).
+
+// appendCall appends c's envelope, as marshal would write it, and reports
+// false (dst unchanged) when c is outside the fast path.
+func appendCall(dst []byte, c Call) ([]byte, bool) {
+	if !plain(c.CallID) || !plain(c.Tool) || !plain(c.DescriptorID) || !compact(c.Args) || !compact(c.BoundsEcho) {
+		return dst, false
+	}
+	dst = slices.Grow(dst, 80+len(c.CallID)+len(c.Tool)+len(c.DescriptorID)+len(c.Args)+len(c.BoundsEcho))
+	dst = strconv.AppendInt(append(dst, `{"v":`...), int64(c.V), 10)
+	dst = append(append(append(dst, `,"callId":"`...), c.CallID...), '"')
+	dst = append(append(append(dst, `,"tool":"`...), c.Tool...), '"')
+	dst = append(append(append(dst, `,"descriptorId":"`...), c.DescriptorID...), '"')
+	dst = append(append(dst, `,"args":`...), c.Args...)
+	dst = append(append(dst, `,"boundsEcho":`...), c.BoundsEcho...)
+	return append(dst, '}'), true
+}
+
+// appendAnswer appends a's envelope in its one valid shape (MarshalJSON),
+// and reports false (dst unchanged) when a is outside the fast path.
+func appendAnswer(dst []byte, a Answer) ([]byte, bool) {
+	if !plain(a.CallID) || (a.OK && !compact(a.Observed)) || (!a.OK && (!plain(string(a.Refused)) || !plain(a.Why))) {
+		return dst, false
+	}
+	dst = slices.Grow(dst, 120+len(a.CallID)+len(a.Observed)+len(a.Refused)+len(a.Why))
+	dst = strconv.AppendInt(append(dst, `{"v":`...), int64(a.V), 10)
+	dst = append(append(append(dst, `,"callId":"`...), a.CallID...), '"')
+	if a.OK {
+		dst = append(append(dst, `,"ok":true,"observed":`...), a.Observed...)
+	} else {
+		dst = append(append(append(dst, `,"ok":false,"refused":"`...), a.Refused...), '"')
+		dst = append(append(append(dst, `,"why":"`...), a.Why...), '"')
+	}
+	if a.Budget != nil {
+		dst = strconv.AppendInt(append(dst, `,"budget":{"requestsUsed":`...), int64(a.Budget.RequestsUsed), 10)
+		dst = strconv.AppendInt(append(dst, `,"requestsLimit":`...), int64(a.Budget.RequestsLimit), 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), true
+}
+
+// plain reports whether encoding/json writes s as its bytes between
+// quotes: printable ASCII, no quote, no backslash (and, with HTML escaping
+// off, <, > and & as they are).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// compact reports whether raw is valid JSON with no white space outside
+// strings, which encoding/json writes unchanged (it compacts a
+// json.RawMessage, with HTML escaping off in marshal).
+func compact(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return len(raw) > 0 && json.Valid(raw)
+}
+
+// AnswerCheck reports whether the frame AnswerFrame makes of a would pass
+// ParseAnswer, without encoding it and walking the result: the version,
+// callId, the budget's counts, and for an OK answer that observed is one
+// JSON object that passes the strict walk within the envelope's depth;
+// for a refusal, that the rule is known. An executor's door applies it
+// to every answer before it leaves (link.Door).
+func AnswerCheck(a Answer) error {
+	if a.V != Version {
+		return fail(VersionMismatch, "v must be 1")
+	}
+	if !identString(a.CallID) {
+		return fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
+	}
+	if b := a.Budget; b != nil && (!countFits(b.RequestsUsed) || !countFits(b.RequestsLimit)) {
+		return fail(Malformed, "budget counts must be non-negative integers")
+	}
+	if !a.OK {
+		if !a.Refused.Known() {
+			return fail(Malformed, "refused must be a known rule id")
+		}
+		return nil
+	}
+	if err := Walk(a.Observed, MaxDepth-1); err != nil {
+		return err
+	}
+	if t := bytes.TrimLeft(a.Observed, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return fail(Malformed, "an ok answer needs an observed object")
+	}
+	return nil
+}
+
+// identString is ident for a Go string: 1 to maxIDLen characters, all
+// IDRune. An invalid byte reads as utf8.RuneError, which IDRune refuses,
+// as it refuses the U+FFFD that encoding would turn it into.
+func identString(s string) bool {
+	n := 0
+	for _, r := range s {
+		if n++; n > maxIDLen || !IDRune(r) {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// countFits mirrors asCount: at most 16 digits, not negative.
+func countFits(n int) bool { return n >= 0 && n <= 9999999999999999 }
