@@ -103,6 +103,36 @@ func EachMember(data []byte, maxDepth int, fn func(key []byte, value json.RawMes
 	return nil
 }
 
+// EachMemberOf is EachMember that, in the same single walk, also splits
+// the value of the top-level member named inner (after unescaping, as fn
+// sees it) when that value is an object: once the whole document has
+// passed, fn is called with each top-level member, then innerFn with each
+// member of that object, both in document order; innerFn is not called
+// when there is no such member or its value is not an object. The split
+// is exactly what EachMember of the value's own bytes would give: the
+// value passed the walk as part of the document, which checks it in
+// every way a walk of its own would (one level deeper, so its bound is
+// one less). A caller that reads a member of a member (the relay's
+// payload) thus walks each byte once. key is valid only during the call.
+func EachMemberOf(data []byte, maxDepth int, inner string, fn, innerFn func(key []byte, value json.RawMessage)) error {
+	w := getWalker(data, maxDepth, true)
+	defer putWalker(w)
+	w.inner, w.split = inner, true
+	if err := w.document(); err != nil {
+		return err
+	}
+	if !w.isObject {
+		return ErrNotObject
+	}
+	for _, e := range w.top {
+		fn(w.keyText(e.key), json.RawMessage(data[e.start:e.end]))
+	}
+	for _, e := range w.nested {
+		innerFn(w.keyText(e.key), json.RawMessage(data[e.start:e.end]))
+	}
+	return nil
+}
+
 // walker is one pass over a document. keys holds the keys of every open
 // object, innermost last; an object's keys are dropped when it closes.
 type walker struct {
@@ -115,6 +145,13 @@ type walker struct {
 	collect  bool // record the top-level members
 	isObject bool // the document is an object
 	top      []member
+
+	// EachMemberOf: the members of the object that is the value of the
+	// top-level member named inner go into nested.
+	split   bool
+	inner   string
+	inInner bool // walking that value
+	nested  []member
 }
 
 // walkers are reused so that a walk allocates nothing for keys without
@@ -126,17 +163,18 @@ const maxPooledKeys = 1024
 
 func getWalker(data []byte, maxDepth int, collect bool) *walker {
 	w := walkers.Get().(*walker)
-	*w = walker{data: data, maxDepth: maxDepth, collect: collect, keys: w.keys[:0], top: w.top[:0]}
+	*w = walker{data: data, maxDepth: maxDepth, collect: collect, keys: w.keys[:0], top: w.top[:0], nested: w.nested[:0]}
 	return w
 }
 
 func putWalker(w *walker) {
-	if cap(w.keys) > maxPooledKeys || cap(w.top) > maxPooledKeys {
+	if cap(w.keys) > maxPooledKeys || cap(w.top) > maxPooledKeys || cap(w.nested) > maxPooledKeys {
 		return
 	}
 	clear(w.keys[:cap(w.keys)])
 	clear(w.top[:cap(w.top)])
-	*w = walker{keys: w.keys[:0], top: w.top[:0]}
+	clear(w.nested[:cap(w.nested)])
+	*w = walker{keys: w.keys[:0], top: w.top[:0], nested: w.nested[:0]}
 	walkers.Put(w)
 }
 
@@ -232,11 +270,20 @@ func (w *walker) object() error {
 		w.pos++
 		w.skipSpace()
 		start := w.pos
+		// The one object walked at depth 2 while inInner is the value
+		// itself: anything nested in it is deeper.
+		if w.split && w.depth == 1 {
+			w.inInner = start < len(w.data) && w.data[start] == '{' && string(w.keyText(k)) == w.inner
+		}
 		if err := w.value(); err != nil {
 			return err
 		}
-		if w.collect && w.depth == 1 {
+		switch {
+		case w.collect && w.depth == 1:
 			w.top = append(w.top, member{k, start, w.pos})
+			w.inInner = false
+		case w.inInner && w.depth == 2:
+			w.nested = append(w.nested, member{k, start, w.pos})
 		}
 		w.skipSpace()
 		switch w.peek() {

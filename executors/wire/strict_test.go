@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -279,4 +280,50 @@ func TestMembersInterned(t *testing.T) {
 	if _, err := MembersInterned([]byte(`{"type":1,"TYPE":2}`), MaxDepth, names); !errors.Is(err, ErrDuplicateKey) {
 		t.Fatalf("duplicate: %v", err)
 	}
+}
+
+// FuzzEachMemberOf holds the one-walk split to the two walks it replaces:
+// EachMember over the document, then EachMember over the named member's
+// value when it is an object. The verdict, the top-level members and the
+// inner members must all be the same.
+func FuzzEachMemberOf(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"a","payload":{"x":1,"y":[{"z":2}]}}`,
+		`{"payload":[{"x":1}],"p":{"a":{"b":1}}}`,
+		`{"pa\u0079load":{"k\u00e9":"v"},"payload2":{}}`,
+		`{"payload":{"x":1,"X":2}}`,
+		`{"payload":{"a":{"b":{"c":1}}}}`,
+		` { "payload" : { "a" : 1 , "b" : "\"" } } `,
+		`{"payload":"{\"x\":1}"}`,
+		`{"payload":{}}`, `[{"payload":{"x":1}}]`, `{"payload":{"x":1}`, "{\"payload\":{\"\xff\":1}}",
+	} {
+		f.Add([]byte(s), "payload", 8)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, inner string, depth int) {
+		depth = 1 + depth&15
+		type kv struct{ k, v string }
+		var topOld, inOld, topNew, inNew []kv
+		errOld := EachMember(data, depth, func(k []byte, v json.RawMessage) {
+			topOld = append(topOld, kv{string(k), string(v)})
+		})
+		if errOld == nil {
+			for _, m := range topOld {
+				if m.k == inner && m.v[0] == '{' {
+					if err := EachMember([]byte(m.v), depth, func(k []byte, v json.RawMessage) {
+						inOld = append(inOld, kv{string(k), string(v)})
+					}); err != nil {
+						t.Fatalf("the value of an accepted document failed its own walk: %v", err)
+					}
+				}
+			}
+		}
+		errNew := EachMemberOf(data, depth, inner, func(k []byte, v json.RawMessage) {
+			topNew = append(topNew, kv{string(k), string(v)})
+		}, func(k []byte, v json.RawMessage) {
+			inNew = append(inNew, kv{string(k), string(v)})
+		})
+		if errNew != errOld || !slices.Equal(topNew, topOld) || !slices.Equal(inNew, inOld) {
+			t.Fatalf("%q, inner %q, depth %d:\none walk  %v %q %q\ntwo walks %v %q %q", data, inner, depth, errNew, topNew, inNew, errOld, topOld, inOld)
+		}
+	})
 }

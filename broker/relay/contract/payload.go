@@ -33,8 +33,12 @@ func validRequestID(id string) bool { return idPattern.MatchString(id) }
 type payload struct{ m *Message }
 
 func (p payload) raw(key string) (json.RawMessage, bool) {
-	v, ok := p.m.Payload[key]
-	return v, ok
+	i, known := payloadIndex[key]
+	if !known {
+		panic("contract: payload member " + key + " is not in payloadKeys")
+	}
+	v := p.m.payload[i]
+	return v, v != nil
 }
 
 func (p payload) str(key string) (string, bool) {

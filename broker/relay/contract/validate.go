@@ -51,13 +51,13 @@ type Message struct {
 	Type         string
 	Spec         Spec
 	Raw          []byte
-	Payload      map[string]json.RawMessage
 	HostSequence int64 // 0 when absent
 	RequestID    string
 	Target       string // canonical JSON of payload.target; "" when absent
 	ViewID       string // payload.viewId when present
 
 	payloadLen int
+	payload    payloadFields // the members the checks read
 }
 
 // envelopeKeys are the only top-level keys a frame may carry.
@@ -109,15 +109,14 @@ func envelope(top envelopeFields) (*Message, *Refusal) {
 	if !ok {
 		return nil, invalid(DetailEnvelopeType)
 	}
-	raw, present := top.payload, top.payload != nil
-	if !present {
+	raw := top.payload
+	// The frame passed the strict walk, so the payload is a JSON value
+	// checked in full; it must be an object (its members were split in
+	// that same walk: envelopeMembers).
+	if raw == nil || raw[0] != '{' {
 		return nil, invalid(DetailEnvelopePayload)
 	}
-	payload, r := objectMembers(raw)
-	if r != nil {
-		return nil, invalid(DetailEnvelopePayload)
-	}
-	m := &Message{Type: typ, Payload: payload, payloadLen: len(raw)}
+	m := &Message{Type: typ, payloadLen: len(raw), payload: top.fields}
 	if seq, present := top.sequence, top.sequence != nil; present {
 		n, ok := intValue(seq)
 		if !ok || n < 1 {
@@ -125,7 +124,7 @@ func envelope(top envelopeFields) (*Message, *Refusal) {
 		}
 		m.HostSequence = n
 	}
-	if id, ok := stringValue(payload["requestId"]); ok && validRequestID(id) {
+	if id, ok := stringValue(m.payload[keyRequestID]); ok && validRequestID(id) {
 		m.RequestID = id
 	}
 	return m, nil
@@ -166,20 +165,28 @@ func checkType(m *Message, c Context) *Refusal {
 // bound is far above the envelopes' wire.MaxDepth.
 const MaxFrameDepth = 10000
 
-// memberNames are the keys objectMembers takes without allocating: the
-// envelope's and the payload fields the checks read. A key missing here
-// only costs an allocation.
-var memberNames = func() map[string]string {
-	m := map[string]string{}
-	for k := range envelopeKeys {
-		m[k] = k
-	}
-	for _, k := range []string{"requestId", "viewId", "nodeId", "target", "atHostSequence", "lastHostSequence",
-		"connectUrl", "graphUrl", "shareUrl", "message", "phase", "state", "status"} {
-		m[k] = k
+// payloadKeys are the payload members the checks read. The walk of a
+// frame keeps these, and only these, of its payload, in a fixed array
+// (payloadFields), so a payload costs no map and no key strings; a check
+// that reads a key missing here panics (payload.raw), which every golden
+// frame of testdata/relay would show.
+var payloadKeys = [...]string{keyRequestID: "requestId", "viewId", "nodeId", "target", "atHostSequence",
+	"lastHostSequence", "connectUrl", "graphUrl", "shareUrl", "message", "phase", "state", "status", "graphGzipBase64"}
+
+const keyRequestID = 0
+
+// payloadIndex is the index of each of payloadKeys.
+var payloadIndex = func() map[string]int {
+	m := make(map[string]int, len(payloadKeys))
+	for i, k := range payloadKeys {
+		m[k] = i
 	}
 	return m
 }()
+
+// payloadFields holds a payload's members named in payloadKeys, each nil
+// when absent (a present JSON value is never empty).
+type payloadFields [len(payloadKeys)]json.RawMessage
 
 // typeNames holds each message type's name, so a frame's type is taken
 // from here instead of allocated.
@@ -197,14 +204,21 @@ var typeNames = func() map[string]string {
 type envelopeFields struct {
 	version, session, typ, payload, sequence json.RawMessage
 	unknown                                  bool
+	fields                                   payloadFields // of payload, when it is an object
 }
 
-// envelopeMembers is objectMembers for a whole frame, into
-// envelopeFields rather than a map (the same walk and refusals, fewer
-// allocations per frame).
+// envelopeMembers splits data, which must be exactly one JSON object,
+// into its members after wire's strict walk of the whole of it: valid
+// UTF-8, and no two keys equal under case folding in any object at any
+// depth (PROTOCOL section 1), since two readers (the broker and a client)
+// could take different values from them. The same walk splits the
+// payload, when it is an object, into the members the checks read: the
+// payload was checked as part of the frame, so it is walked once, not
+// again on its own (RATIONALE.md, "Why is a relay frame walked once, its
+// payload split in the same walk?").
 func envelopeMembers(data []byte) (envelopeFields, *Refusal) {
 	var top envelopeFields
-	err := wire.EachMember(data, MaxFrameDepth, func(key []byte, v json.RawMessage) {
+	err := wire.EachMemberOf(data, MaxFrameDepth, "payload", func(key []byte, v json.RawMessage) {
 		switch string(key) {
 		case "protocolVersion":
 			top.version = v
@@ -219,6 +233,10 @@ func envelopeMembers(data []byte) (envelopeFields, *Refusal) {
 		default:
 			top.unknown = true
 		}
+	}, func(key []byte, v json.RawMessage) {
+		if i, ok := payloadIndex[string(key)]; ok {
+			top.fields[i] = v
+		}
 	})
 	switch {
 	case errors.Is(err, wire.ErrDuplicateKey):
@@ -227,20 +245,4 @@ func envelopeMembers(data []byte) (envelopeFields, *Refusal) {
 		return envelopeFields{}, invalid(DetailNotJSONObject)
 	}
 	return top, nil
-}
-
-// objectMembers splits data, which must be exactly one JSON object, into
-// its members after wire's strict walk of the whole of it: valid UTF-8,
-// and no two keys equal under case folding in any object at any depth
-// (PROTOCOL section 1), since two readers (the broker and a client) could
-// take different values from them.
-func objectMembers(data []byte) (map[string]json.RawMessage, *Refusal) {
-	m, err := wire.MembersInterned(data, MaxFrameDepth, memberNames)
-	switch {
-	case errors.Is(err, wire.ErrDuplicateKey):
-		return nil, invalid(DetailDuplicateKey)
-	case err != nil:
-		return nil, invalid(DetailNotJSONObject)
-	}
-	return m, nil
 }
