@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -33,13 +32,9 @@ type socket struct {
 	done  chan struct{} // closed when the writer has exited
 
 	// The write bound, without a lock, a context or a timer reset per
-	// write (see write).
-	epoch    time.Time    // the origin of inflight; monotonic
-	inflight atomic.Int64 // when the write in flight began, ns since epoch + 1; 0: none
-	cut      atomic.Bool  // writes are cut: closeNow, the kill grace ran out, or writeTimeout
-	armed    atomic.Bool  // the watchdog will fire (set and cleared under wmu)
-	wmu      sync.Mutex
-	watchdog *time.Timer // made on the first write
+	// write (see write). Cut by closeNow, the kill grace running out, or
+	// a write overrunning writeTimeout.
+	wd *link.Watchdog
 
 	mu      sync.Mutex
 	closing bool
@@ -52,7 +47,7 @@ type socket struct {
 
 func newSocket(conn *websocket.Conn, queue, queueBytes int) *socket {
 	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}), stop: make(chan struct{}),
-		epoch: time.Now()}
+		wd: link.NewWatchdog(conn)}
 }
 
 // Offer queues a frame without blocking; false when it does not fit the
@@ -76,7 +71,7 @@ func (k *socket) Close(code contract.CloseCode, reason string) { k.closeWith(cod
 // closeNow cuts the connection without a close handshake: an in-flight
 // write is cancelled and the reader fails at once.
 func (k *socket) closeNow() {
-	k.cut.Store(true)
+	k.wd.Cut()
 	_ = k.conn.CloseNow()
 }
 
@@ -154,102 +149,29 @@ func (k *socket) stopKill() {
 		k.kill.Stop()
 	}
 	k.mu.Unlock()
-	k.wmu.Lock()
-	if k.watchdog != nil {
-		k.watchdog.Stop()
-	}
-	k.wmu.Unlock()
+	k.wd.Stop()
 }
 
-// errWriteCut is a write refused because writes were cut (closeNow, or
-// the kill grace of a dropped socket ran out) before it began.
-var errWriteCut = errors.New("session: socket writes cut")
-
-// write writes one frame bounded by writeTimeout. It passes the library no
-// context with a deadline: one costs context.WithTimeout four allocations
-// and coder/websocket six more per frame (an AfterFunc per write). Nor
-// does it reset a timer or take a lock per frame: it records when the
-// write began (one atomic store), and one watchdog timer per socket, armed
-// by the first write after it went quiet, fires writeTimeout later, cuts
-// the connection (CloseNow, which is what the library does when a write's
-// context ends) if the write then in flight began writeTimeout ago, and
-// otherwise re-arms for what that write has left, or goes quiet when none
-// is in flight. A busy socket thus costs one timer firing per writeTimeout,
-// not a timer reset per frame (RATIONALE.md, "Why is a relay socket's
-// write watchdog armed only when it is quiet, not reset per write?").
+// write writes one frame bounded by writeTimeout through the socket's
+// link.Watchdog: no context with a deadline, no lock and no timer reset
+// per frame (RATIONALE.md, "Why is a relay socket's write watchdog armed
+// only when it is quiet, not reset per write?", and "Why do the relay and
+// /channel share one write watchdog, armed only when quiet?"). A write
+// after the cut (closeNow, the kill grace, an overrun) is refused with
+// link.ErrWriteCut.
 func (k *socket) write(f []byte) error {
-	if !k.beginWrite() {
-		return errWriteCut
+	if !k.wd.Begin(time.Now().Add(writeTimeout)) {
+		return link.ErrWriteCut
 	}
 	err := k.conn.Write(context.Background(), websocket.MessageText, f)
-	k.inflight.Store(0)
+	k.wd.End()
 	return err
-}
-
-// beginWrite marks a write in flight, unless writes are cut, and arms the
-// watchdog when it is quiet. The store of inflight comes before the loads
-// of cut and armed, and cutWrites and expire store before they load, so
-// (atomics being sequentially consistent) a write either sees the cut or
-// is seen by it, and is either seen by a firing watchdog or arms it.
-func (k *socket) beginWrite() bool {
-	k.inflight.Store(int64(time.Since(k.epoch)) + 1)
-	if k.cut.Load() {
-		k.inflight.Store(0)
-		return false
-	}
-	if !k.armed.Load() {
-		k.arm(writeTimeout)
-	}
-	return true
-}
-
-// arm makes the watchdog fire in d, unless it is armed already.
-func (k *socket) arm(d time.Duration) {
-	k.wmu.Lock()
-	defer k.wmu.Unlock()
-	if k.armed.Load() {
-		return
-	}
-	k.armed.Store(true)
-	if k.watchdog == nil {
-		k.watchdog = time.AfterFunc(d, k.expire)
-	} else {
-		k.watchdog.Reset(d)
-	}
-}
-
-// expire is the watchdog: it cuts the connection when the write in flight
-// began writeTimeout ago, re-arms for the rest of a later write's bound,
-// and goes quiet when no write is in flight (the next write arms it).
-func (k *socket) expire() {
-	k.wmu.Lock()
-	k.armed.Store(false)
-	began := k.inflight.Load()
-	late := false
-	if began != 0 {
-		age := time.Since(k.epoch) - time.Duration(began-1)
-		if late = age >= writeTimeout; late {
-			k.cut.Store(true)
-		} else {
-			k.armed.Store(true)
-			k.watchdog.Reset(writeTimeout - age)
-		}
-	}
-	k.wmu.Unlock()
-	if late {
-		_ = k.conn.CloseNow()
-	}
 }
 
 // cutWrites is the kill: no write begins after it, and one in flight is
 // cut (a close handshake already under way is left to the library's own
 // bound, as before).
-func (k *socket) cutWrites() {
-	k.cut.Store(true)
-	if k.inflight.Load() != 0 {
-		_ = k.conn.CloseNow()
-	}
-}
+func (k *socket) cutWrites() { k.wd.Cut() }
 
 // readFrame reads one message with the sockets' one bounded reader: a
 // binary frame or one over max bytes is discarded as it streams in, never

@@ -6,9 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/channel/link"
 )
 
 // wsPair is a server-side socket (as the broker holds it) and the client
@@ -40,12 +41,13 @@ func wsPair(t *testing.T) (*socket, *websocket.Conn) {
 	return k, client
 }
 
-// TestWatchdogArmsQuietsAndCuts drives the write watchdog by hand (no
-// wait for writeTimeout): a firing with no write in flight goes quiet and
-// the next write arms it again; a firing during a young write re-arms; a
-// firing during a write that began writeTimeout ago cuts the connection,
-// and no write begins afterwards.
-func TestWatchdogArmsQuietsAndCuts(t *testing.T) {
+// The watchdog's firings (armed when quiet, re-armed for a write in
+// flight, a cut past the deadline) are driven by hand in link's
+// TestWatchdogArmsQuietsAndCuts; these tests hold the socket to what it
+// relies on.
+
+// TestSocketWrites: a socket's writes arrive, each clearing its mark.
+func TestSocketWrites(t *testing.T) {
 	k, client := wsPair(t)
 	if err := k.write([]byte(`{"n":1}`)); err != nil {
 		t.Fatal(err)
@@ -53,32 +55,8 @@ func TestWatchdogArmsQuietsAndCuts(t *testing.T) {
 	if _, got, err := client.Read(context.Background()); err != nil || string(got) != `{"n":1}` {
 		t.Fatalf("read %q, %v", got, err)
 	}
-	if !k.armed.Load() || k.inflight.Load() != 0 {
-		t.Fatalf("after a write: armed %v, in flight %d", k.armed.Load(), k.inflight.Load())
-	}
-	k.expire() // nothing in flight
-	if k.armed.Load() || k.cut.Load() {
-		t.Fatalf("a firing with no write in flight: armed %v, cut %v", k.armed.Load(), k.cut.Load())
-	}
-	if !k.beginWrite() || !k.armed.Load() {
-		t.Fatal("the first write after a quiet firing did not arm the watchdog")
-	}
-	k.expire() // a write that just began
-	if !k.armed.Load() || k.cut.Load() {
-		t.Fatalf("a firing during a young write: armed %v, cut %v", k.armed.Load(), k.cut.Load())
-	}
-	// The write in flight began writeTimeout ago.
-	k.inflight.Store(int64(time.Since(k.epoch)-writeTimeout) + 1)
-	k.expire()
-	if !k.cut.Load() {
-		t.Fatal("a write in flight for writeTimeout was not cut")
-	}
-	k.inflight.Store(0)
-	if err := k.write([]byte(`{}`)); !errors.Is(err, errWriteCut) {
-		t.Fatalf("a write after the cut: %v, want errWriteCut", err)
-	}
-	if _, _, err := client.Read(context.Background()); err == nil {
-		t.Fatal("the connection survived the cut")
+	if k.wd.InFlight() {
+		t.Fatal("a finished write is still in flight")
 	}
 }
 
@@ -87,10 +65,23 @@ func TestWatchdogArmsQuietsAndCuts(t *testing.T) {
 func TestKillRefusesLaterWrites(t *testing.T) {
 	k, _ := wsPair(t)
 	k.cutWrites()
-	if err := k.write([]byte(`{}`)); !errors.Is(err, errWriteCut) {
-		t.Fatalf("a write after the kill: %v, want errWriteCut", err)
+	if err := k.write([]byte(`{}`)); !errors.Is(err, link.ErrWriteCut) {
+		t.Fatalf("a write after the kill: %v, want link.ErrWriteCut", err)
 	}
-	if k.inflight.Load() != 0 {
+	if k.wd.InFlight() {
 		t.Fatal("a refused write left itself in flight")
+	}
+}
+
+// TestCloseNowRefusesLaterWrites: closeNow cuts the connection and no
+// write begins after it.
+func TestCloseNowRefusesLaterWrites(t *testing.T) {
+	k, client := wsPair(t)
+	k.closeNow()
+	if err := k.write([]byte(`{}`)); !errors.Is(err, link.ErrWriteCut) {
+		t.Fatalf("a write after closeNow: %v, want link.ErrWriteCut", err)
+	}
+	if _, _, err := client.Read(context.Background()); err == nil {
+		t.Fatal("the connection survived closeNow")
 	}
 }

@@ -3,24 +3,19 @@ package link
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 )
 
 // ErrWriteCut is a write refused because the connection's writes were
-// cut: an earlier write overran its deadline, or Cut was called.
+// cut: an earlier write overran its deadline, or Cut or Stop was called.
 var ErrWriteCut = errors.New("link: connection writes cut")
 
 // Writer puts frames on one connection, one at a time, each bounded by a
-// deadline of its own, without a context per write (RATIONALE.md, "Why
-// are channel writes bounded by one timer per connection?"). A context
-// with a deadline costs context.WithTimeout four allocations and
-// coder/websocket six more per frame (an AfterFunc per write); instead one
-// reusable timer per connection cuts the connection (CloseNow, which is
-// what the library does when a write's context ends) once the write in
-// flight has passed its deadline. Both ends of /channel write through one.
+// deadline of its own through the connection's Watchdog (RATIONALE.md,
+// "Why are channel writes bounded by one timer per connection?"). Both
+// ends of /channel write through one.
 //
 // # Notes
 //
@@ -36,17 +31,12 @@ var ErrWriteCut = errors.New("link: connection writes cut")
 type Writer struct {
 	conn *websocket.Conn
 	turn chan struct{} // holds one token while a write has the turn
-
-	mu       sync.Mutex
-	writing  bool      // a frame write is in flight
-	deadline time.Time // when it must have ended
-	cut      bool
-	watchdog *time.Timer // made on the first write, reset for each
+	wd   *Watchdog
 }
 
 // NewWriter is the writer of conn.
 func NewWriter(conn *websocket.Conn) *Writer {
-	return &Writer{conn: conn, turn: make(chan struct{}, 1)}
+	return &Writer{conn: conn, turn: make(chan struct{}, 1), wd: NewWatchdog(conn)}
 }
 
 // Take waits for the turn to write, unless stop is closed or expired
@@ -72,13 +62,11 @@ func (w *Writer) Take(stop <-chan struct{}, expired <-chan time.Time) bool {
 // deadline.
 func (w *Writer) WriteTaken(frame []byte, deadline time.Time) error {
 	defer func() { <-w.turn }()
-	if !w.begin(deadline) {
+	if !w.wd.Begin(deadline) {
 		return ErrWriteCut
 	}
 	err := w.conn.Write(context.Background(), websocket.MessageText, frame)
-	w.mu.Lock()
-	w.writing = false
-	w.mu.Unlock()
+	w.wd.End()
 	return err
 }
 
@@ -89,45 +77,7 @@ func (w *Writer) Write(frame []byte, timeout time.Duration) error {
 	return w.WriteTaken(frame, time.Now().Add(timeout))
 }
 
-func (w *Writer) begin(deadline time.Time) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cut {
-		return false
-	}
-	w.writing, w.deadline = true, deadline
-	if w.watchdog == nil {
-		w.watchdog = time.AfterFunc(time.Until(deadline), w.expire)
-	} else {
-		w.watchdog.Reset(time.Until(deadline))
-	}
-	return true
-}
-
-// expire is the watchdog: it cuts the connection when the write in flight
-// has passed its deadline. A firing left over from an earlier write (the
-// timer is reset, never stopped, between writes) finds a later or no
-// write and does nothing.
-func (w *Writer) expire() {
-	w.mu.Lock()
-	late := w.writing && !time.Now().Before(w.deadline)
-	if late {
-		w.cut = true
-	}
-	w.mu.Unlock()
-	if late {
-		_ = w.conn.CloseNow()
-	}
-}
-
 // Stop releases the watchdog; the connection's owner calls it once the
 // connection is gone. Later writes are refused with ErrWriteCut, so none
 // can go unbounded.
-func (w *Writer) Stop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.cut = true
-	if w.watchdog != nil {
-		w.watchdog.Stop()
-	}
-}
+func (w *Writer) Stop() { w.wd.Stop() }
