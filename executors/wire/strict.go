@@ -89,18 +89,7 @@ func MembersInterned(data []byte, maxDepth int, names map[string]string) (map[st
 // object, and then calls fn with each top-level member in document order,
 // without building a map. key is valid only during the call.
 func EachMember(data []byte, maxDepth int, fn func(key []byte, value json.RawMessage)) error {
-	w := getWalker(data, maxDepth, true)
-	defer putWalker(w)
-	if err := w.document(); err != nil {
-		return err
-	}
-	if !w.isObject {
-		return ErrNotObject
-	}
-	for _, e := range w.top {
-		fn(w.keyText(e.key), json.RawMessage(data[e.start:e.end]))
-	}
-	return nil
+	return walkMembers(data, maxDepth, false, "", fn, nil)
 }
 
 // EachMemberOf is EachMember that, in the same single walk, also splits
@@ -115,9 +104,14 @@ func EachMember(data []byte, maxDepth int, fn func(key []byte, value json.RawMes
 // one less). A caller that reads a member of a member (the relay's
 // payload) thus walks each byte once. key is valid only during the call.
 func EachMemberOf(data []byte, maxDepth int, inner string, fn, innerFn func(key []byte, value json.RawMessage)) error {
+	return walkMembers(data, maxDepth, true, inner, fn, innerFn)
+}
+
+// walkMembers is EachMember, and EachMemberOf when split is set.
+func walkMembers(data []byte, maxDepth int, split bool, inner string, fn, innerFn func(key []byte, value json.RawMessage)) error {
 	w := getWalker(data, maxDepth, true)
 	defer putWalker(w)
-	w.inner, w.split = inner, true
+	w.inner, w.split = inner, split
 	if err := w.document(); err != nil {
 		return err
 	}
