@@ -31,7 +31,7 @@ func newLoadCmd() *cobra.Command {
 		Long:  loadHelp,
 	}
 	groupCommand(c)
-	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd())
+	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd(), newLoadIdleCmd(), newLoadForwarderCmd())
 	return c
 }
 
