@@ -27,7 +27,7 @@ func init() { register(newLoadCmd) }
 func newLoadCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "load",
-		Short: "drive a running broker and compare with a same-run baseline: load calls | load relay",
+		Short: "drive a running broker and compare with a same-run baseline: load calls | relay | idle",
 		Long:  loadHelp,
 	}
 	groupCommand(c)
@@ -45,8 +45,10 @@ run, and the ratio Airlock/baseline:
   relay   host-to-views fan-out over /local/ws; the baseline is a bare
           coder/websocket forwarder started in this process on a loopback
           port, driven by the same workload code.
+  idle    resident memory per idle /local/ws view; the baseline is the
+          bare forwarder in a process of its own (see load idle --help).
 
-The two sides take turns in slices of 2 s until each has run --duration
+The two sides of calls and relay take turns in slices of 2 s until each has run --duration
 (after a --warmup of its own), so a change in the machine's load during
 the run weighs on both alike; a run takes about twice --duration. Ratios
 above 1 for latency, and below 1 for throughput, mean Airlock is slower.
