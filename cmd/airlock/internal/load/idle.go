@@ -62,16 +62,15 @@ func (o IdleOptions) Check() error {
 // IdleReport is the report of the idle workload; its JSON is what
 // `airlock load idle --json` prints.
 type IdleReport struct {
-	Command      string       `json:"command"`
-	Broker       string       `json:"broker"`
-	Sessions     int          `json:"sessions"`
-	Views        int          `json:"viewsPerSession"`
-	SettleSecond float64      `json:"settleSeconds"`
-	Airlock      IdleFigures  `json:"airlock"`
-	Baseline     *IdleFigures `json:"baseline,omitempty"`
-	Ratio        float64      `json:"ratio,omitempty"` // Airlock ÷ baseline, RSS per view
-	Interrupted  bool         `json:"interrupted,omitempty"`
-	ConnectTime  float64      `json:"connectSeconds"`
+	Command       string       `json:"command"`
+	Broker        string       `json:"broker"`
+	Sessions      int          `json:"sessions"`
+	Views         int          `json:"viewsPerSession"`
+	SettleSeconds float64      `json:"settleSeconds"`
+	Airlock       IdleFigures  `json:"airlock"`
+	Baseline      *IdleFigures `json:"baseline,omitempty"`
+	Ratio         float64      `json:"ratio,omitempty"` // Airlock ÷ baseline, RSS per view
+	Interrupted   bool         `json:"interrupted,omitempty"`
 }
 
 // IdleFigures are one process's memory before and after the views.
@@ -108,19 +107,17 @@ func Idle(ctx context.Context, client *localclient.Client, origin string, o Idle
 	if o.Dialers == 0 {
 		o.Dialers = 16
 	}
-	rep := &IdleReport{Command: "idle", Broker: client.Base, Sessions: o.Sessions, Views: o.Views, SettleSecond: o.Settle.Seconds()}
+	rep := &IdleReport{Command: "idle", Broker: client.Base, Sessions: o.Sessions, Views: o.Views, SettleSeconds: o.Settle.Seconds()}
 	read := func() (memSample, error) { return readMetrics(ctx, client.Base) }
 	source := "/metrics"
 	if o.BrokerPID != 0 {
 		read = func() (memSample, error) { return readProcRSS(o.BrokerPID) }
 		source = fmt.Sprintf("/proc/%d/status", o.BrokerPID)
 	}
-	started := time.Now()
-	air, err := measureIdle(ctx, o, read, func(ctx context.Context, g *idleGroup) error { return connectIdleAirlock(ctx, client, origin, o, g) })
+	air, err := measureIdle(ctx, "airlock", o, read, func(ctx context.Context, g *idleGroup) error { return connectIdleAirlock(ctx, client, origin, o, g) })
 	if err != nil {
 		return nil, err
 	}
-	rep.ConnectTime = time.Since(started).Seconds()
 	air.Label, air.Source = "airlock "+client.Base, source
 	rep.Airlock = air
 	if o.Floor != nil && ctx.Err() == nil {
@@ -129,7 +126,7 @@ func Idle(ctx context.Context, client *localclient.Client, origin string, o Idle
 			return nil, fmt.Errorf("load: floor: %w", err)
 		}
 		readFloor := func() (memSample, error) { return readProcRSS(fp.PID) }
-		b, err := measureIdle(ctx, o, readFloor, func(ctx context.Context, g *idleGroup) error { return connectIdleBare(ctx, fp.URL, o, g) })
+		b, err := measureIdle(ctx, "baseline", o, readFloor, func(ctx context.Context, g *idleGroup) error { return connectIdleBare(ctx, fp.URL, o, g) })
 		stopErr := fp.Stop()
 		if err != nil {
 			return nil, err
@@ -149,21 +146,21 @@ func Idle(ctx context.Context, client *localclient.Client, origin string, o Idle
 
 // measureIdle reads the process's memory, connects the views, waits
 // o.Settle, reads it again and closes the views.
-func measureIdle(ctx context.Context, o IdleOptions, read func() (memSample, error), connect func(context.Context, *idleGroup) error) (IdleFigures, error) {
+func measureIdle(ctx context.Context, name string, o IdleOptions, read func() (memSample, error), connect func(context.Context, *idleGroup) error) (IdleFigures, error) {
 	before, err := read()
 	if err != nil {
 		return IdleFigures{}, err
 	}
 	g := &idleGroup{}
 	defer g.close()
-	progressf(o.Progress, "connecting %d views over %d sessions", o.Sessions*o.Views, o.Sessions)
+	progressf(o.Progress, "%s: connecting %d views over %d sessions", name, o.Sessions*o.Views, o.Sessions)
 	if err := connect(ctx, g); err != nil {
 		return IdleFigures{}, err
 	}
 	if err := g.idle(ctx); err != nil {
 		return IdleFigures{}, err
 	}
-	progressf(o.Progress, "%d views connected and idle; settling for %v", g.views(), o.Settle)
+	progressf(o.Progress, "%s: %d views connected and idle; settling for %v", name, g.views(), o.Settle)
 	select {
 	case <-time.After(o.Settle):
 	case <-ctx.Done():
@@ -196,10 +193,9 @@ func progressf(w io.Writer, format string, args ...any) {
 // read so the broker's notices to them never pile up, and the views,
 // which are read too (a view receives connectionState after hello).
 type idleGroup struct {
-	mu     sync.Mutex
-	hosts  []*idleHost
-	conns  []*localclient.Conn
-	closed bool
+	mu    sync.Mutex
+	hosts []*idleHost
+	conns []*localclient.Conn
 }
 
 // idleHost is a host and the viewState notices it has still to receive.
@@ -501,7 +497,7 @@ func parseVmRSS(status []byte) (int64, error) {
 // Print is the report for a person.
 func (r *IdleReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "idle views on %s: %d sessions × %d views, read after %v idle\n\n", r.Broker, r.Sessions, r.Views,
-		time.Duration(r.SettleSecond*float64(time.Second)))
+		time.Duration(r.SettleSeconds*float64(time.Second)))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tviews\tRSS before\tRSS after\tRSS/view\tgoroutines/view\theap/view\tstacks/view\t")
 	row := func(name string, f *IdleFigures) {
