@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 	"github.com/airlock/airlock/plugins"
@@ -254,17 +253,13 @@ func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}
-	base, origin, err := f.broker.base()
-	if err != nil {
-		return err
-	}
-	token, err := f.broker.token.read()
+	client, origin, err := f.broker.localClient()
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := load.Relay(ctx, &localclient.Client{Base: base, Token: token}, origin, o)
+	rep, err := load.Relay(ctx, client, origin, o)
 	if err != nil {
 		return brokerErr(err)
 	}

@@ -78,17 +78,13 @@ func runLoadIdle(cmd *cobra.Command, f *loadIdleFlags) error {
 	if !f.noBaseline {
 		o.Floor = spawnForwarder
 	}
-	base, origin, err := f.broker.base()
-	if err != nil {
-		return err
-	}
-	token, err := f.broker.token.read()
+	client, origin, err := f.broker.localClient()
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := load.Idle(ctx, &localclient.Client{Base: base, Token: token}, origin, o)
+	rep, err := load.Idle(ctx, client, origin, o)
 	if err != nil {
 		return brokerErr(err)
 	}
@@ -98,6 +94,20 @@ func runLoadIdle(cmd *cobra.Command, f *loadIdleFlags) error {
 		rep.Print(cmd.OutOrStdout())
 	}
 	return nil
+}
+
+// localClient is the /local client of --broker with the launch token,
+// and the broker's origin.
+func (b *brokerFlags) localClient() (*localclient.Client, string, error) {
+	base, origin, err := b.base()
+	if err != nil {
+		return nil, "", err
+	}
+	token, err := b.token.read()
+	if err != nil {
+		return nil, "", err
+	}
+	return &localclient.Client{Base: base, Token: token}, origin, nil
 }
 
 // spawnForwarder starts `airlock load forwarder` (this binary) and reads

@@ -312,20 +312,8 @@ const idleInbox = 8
 // its views, o.Dialers at a time, each with hello answered.
 func connectIdleAirlock(ctx context.Context, client *localclient.Client, origin string, o IdleOptions, g *idleGroup) error {
 	for range o.Sessions {
-		minted, err := client.Mint(ctx, localclient.MintOptions{LaunchOrigin: origin})
+		minted, ck, host, err := openSession(ctx, client, origin, 0)
 		if err != nil {
-			return err
-		}
-		ck, _, err := client.Bootstrap(ctx, origin, minted.WorkspaceSessionID, minted.ViewCredential)
-		if err != nil {
-			return err
-		}
-		host, err := localclient.DialHost(ctx, client.Base, minted)
-		if err != nil {
-			return err
-		}
-		if _, err := host.Hello(ctx); err != nil {
-			_ = host.Close()
 			return err
 		}
 		g.addHost(host, o.Views)
@@ -347,6 +335,28 @@ func connectIdleAirlock(ctx context.Context, client *localclient.Client, origin 
 		}
 	}
 	return nil
+}
+
+// openSession mints a session (ttl 0: the broker's default), bootstraps
+// its view cookie and connects its host, hello answered.
+func openSession(ctx context.Context, client *localclient.Client, origin string, ttl int64) (*localclient.Minted, *http.Cookie, *localclient.Conn, error) {
+	minted, err := client.Mint(ctx, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: ttl})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ck, _, err := client.Bootstrap(ctx, origin, minted.WorkspaceSessionID, minted.ViewCredential)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	host, err := localclient.DialHost(ctx, client.Base, minted)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := host.Hello(ctx); err != nil {
+		_ = host.Close()
+		return nil, nil, nil, err
+	}
+	return minted, ck, host, nil
 }
 
 // connectIdleBare connects the same topology to the bare forwarder, one
