@@ -23,14 +23,7 @@ import (
 func TestViewHelloSentWithTheUpgrade(t *testing.T) {
 	b := startBroker(t, testLocal(), nil)
 	m, ck := flow(t, b)
-	host, err := localclient.DialHost(ctxT(t), b.URL, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	if _, err := host.Hello(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
+	helloHost(t, b, m)
 	addr := strings.TrimPrefix(b.URL, "http://")
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -58,6 +51,21 @@ func TestViewHelloSentWithTheUpgrade(t *testing.T) {
 	if !bytes.Contains(got, []byte(`"type":"connected"`)) {
 		t.Fatalf("first frame %s, want connected", got)
 	}
+}
+
+// helloHost connects the session's host, hello answered; the test's
+// cleanup closes it.
+func helloHost(t *testing.T, b *testBroker, m *localclient.Minted) *localclient.Conn {
+	t.Helper()
+	host, err := localclient.DialHost(ctxT(t), b.URL, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Close() })
+	if _, err := host.Hello(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	return host
 }
 
 // maskedText is one client text frame (masked, as RFC 6455 requires).
@@ -110,14 +118,7 @@ func TestIdleViewHasNoWriter(t *testing.T) {
 	b := startBroker(t, testLocal(), nil)
 	m, ck := flow(t, b)
 	ctx := ctxT(t)
-	host, err := localclient.DialHost(ctx, b.URL, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	if _, err := host.Hello(ctx); err != nil {
-		t.Fatal(err)
-	}
+	host := helloHost(t, b, m)
 	v, err := localclient.DialView(ctx, b.URL, b.Origin, m.WorkspaceSessionID, ck)
 	if err != nil {
 		t.Fatal(err)
