@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 	"github.com/airlock/airlock/plugins"
@@ -27,11 +26,11 @@ func init() { register(newLoadCmd) }
 func newLoadCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "load",
-		Short: "drive a running broker and compare with a same-run baseline: load calls | load relay",
+		Short: "drive a running broker and compare with a same-run baseline: load calls | relay | idle",
 		Long:  loadHelp,
 	}
 	groupCommand(c)
-	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd())
+	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd(), newLoadIdleCmd(), newLoadForwarderCmd())
 	return c
 }
 
@@ -45,8 +44,10 @@ run, and the ratio Airlock/baseline:
   relay   host-to-views fan-out over /local/ws; the baseline is a bare
           coder/websocket forwarder started in this process on a loopback
           port, driven by the same workload code.
+  idle    resident memory per idle /local/ws view; the baseline is the
+          bare forwarder in a process of its own (see load idle --help).
 
-The two sides take turns in slices of 2 s until each has run --duration
+The two sides of calls and relay take turns in slices of 2 s until each has run --duration
 (after a --warmup of its own), so a change in the machine's load during
 the run weighs on both alike; a run takes about twice --duration. Ratios
 above 1 for latency, and below 1 for throughput, mean Airlock is slower.
@@ -259,17 +260,12 @@ func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}
-	base, origin, err := f.broker.base()
-	if err != nil {
-		return err
-	}
-	token, err := f.broker.token.read()
+	client, origin, err := f.broker.localClient()
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client := &localclient.Client{Base: base, Token: token}
 	if shapes != nil {
 		rep, err := load.RelayShapes(ctx, client, origin, o, shapes)
 		if err != nil {
