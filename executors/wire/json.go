@@ -66,8 +66,8 @@ func asObject(raw json.RawMessage) (json.RawMessage, bool) {
 	return buf.Bytes(), true
 }
 
-// spaced reports whether raw, a walked JSON value, holds white space
-// outside its strings: what json.Compact would remove.
+// spaced reports whether raw holds white space outside its strings: what
+// json.Compact would remove from valid JSON.
 func spaced(raw []byte) bool {
 	in := false
 	for i := 0; i < len(raw); i++ {
