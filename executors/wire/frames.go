@@ -70,18 +70,7 @@ func plain(s string) bool {
 // strings, which encoding/json writes unchanged (it compacts a
 // json.RawMessage, with HTML escaping off in marshal).
 func compact(raw []byte) bool {
-	in := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
-		}
-	}
-	return len(raw) > 0 && json.Valid(raw)
+	return len(raw) > 0 && !spaced(raw) && json.Valid(raw)
 }
 
 // AnswerCheck reports whether the frame AnswerFrame makes of a would pass
