@@ -111,6 +111,7 @@ type loadCallsFlags struct {
 	reuse                  bool
 	roots                  rootsFlag
 	settings               *settingsFlags // --config and --data: where the broker's compilation cache is
+	prof                   *profileFlag
 }
 
 // newLoadCallsCmd is `airlock load calls`.
@@ -139,6 +140,7 @@ func newLoadCallsCmd() *cobra.Command {
 	fs.BoolVar(&f.reuse, "reuse-instance", false, "baseline: each caller reuses one reactor instance instead of a fresh one per call")
 	fs.Var(f.roots, "root", "the baseline's roots: `NAME=DIR`, the folder the broker serves as NAME (repeatable)")
 	f.settings = addSettingsFlags(fs, "data")
+	f.prof = addProfileFlag(fs)
 	return c
 }
 
@@ -165,6 +167,11 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	defer load.KeepAlive(c, o.Concurrency).CloseIdleConnections()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfile, err := f.prof.start()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ds, err := c.Tools(ctx)
 	if err != nil {
 		return brokerErr(err)
