@@ -90,7 +90,7 @@ func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, string) {
 	if err != nil {
 		return nil, wire.ArgsInvalid.Why()
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	v, err := argsValue(args)
 	if err != nil {
 		return nil, wire.ArgsInvalid.Why()
 	}

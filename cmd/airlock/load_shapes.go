@@ -34,7 +34,7 @@ func (f *callersFlag) Set(s string) error {
 			return fmt.Errorf("%q is not a number of callers", part)
 		}
 		if n < 1 {
-			return fmt.Errorf("callers must be at least 1, got %d", n)
+			return fmt.Errorf("--concurrency must be at least 1, got %d", n)
 		}
 		out = append(out, n)
 	}
