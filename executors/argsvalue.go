@@ -16,8 +16,8 @@ import (
 // UTF-8, bounded depth). UnmarshalJSON would scan them again through a
 // json.Decoder, its buffer and reflection. Anything this decoder does not
 // expect sends the args to UnmarshalJSON, so it can only be faster, never
-// more lenient. RATIONALE.md, "Why are args decoded for the schema by
-// hand?"
+// more lenient.
+// RATIONALE.md, "Why are args decoded for the schema by hand?"
 func argsValue(compact []byte) (any, error) {
 	d := argsDecoder{data: compact}
 	v, err := d.value()
