@@ -171,7 +171,9 @@ func (s *callState) finish(out []byte, err error) wire.Answer {
 	obs, rule, err := s.verdict(out, err)
 	b := &wire.Budget{RequestsUsed: s.used, RequestsLimit: s.p.d.Bounds.MaxRequests}
 	if rule == "" {
-		if s.stderr.Len() > 0 {
+		// The check comes first so a chatty tool's successful calls
+		// build no logger and no attributes unless debug is on.
+		if s.stderr.Len() > 0 && s.p.log.Enabled(s.ctx, slog.LevelDebug) {
 			s.logger().Debug("tool stderr", "stderr", s.stderr.String())
 		}
 		return wire.Observed(s.callID, obs, b)
