@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/airlock/airlock/config/plugincfg"
+	"github.com/airlock/airlock/executors/internal/argsvalue"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -90,7 +91,7 @@ func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, string) {
 	if err != nil {
 		return nil, wire.ArgsInvalid.Why()
 	}
-	v, err := argsValue(args)
+	v, err := argsvalue.Decode(args)
 	if err != nil {
 		return nil, wire.ArgsInvalid.Why()
 	}

@@ -1,4 +1,4 @@
-package executors
+package argsvalue
 
 import (
 	"bytes"
@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/goleak"
 
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// checkArgsValue: for args the envelope accepts, argsValue is exactly
+// checkArgsValue: for args the envelope accepts, Decode is exactly
 // what jsonschema.UnmarshalJSON decodes, so the schema sees the same value.
 func checkArgsValue(t *testing.T, raw []byte) {
 	t.Helper()
@@ -19,9 +20,9 @@ func checkArgsValue(t *testing.T, raw []byte) {
 		return
 	}
 	want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	got, gerr := argsValue(args)
+	got, gerr := Decode(args)
 	if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s: argsValue %#v (%v), UnmarshalJSON %#v (%v)", args, got, gerr, want, werr)
+		t.Fatalf("%s: Decode %#v (%v), UnmarshalJSON %#v (%v)", args, got, gerr, want, werr)
 	}
 }
 
@@ -30,6 +31,8 @@ var argsSeeds = []string{
 	`{"s":"tab\tquote\"slash\\/u\u00e9\ud83d\ude00"}`, `{"bad":"\xff\xfe"}`, `{"n":1E400}`, `{"k\u0000":"v"}`,
 	`{ "spaced" : [ 1 , 2 ] }`, `{"deep":[[[[{"x":[]}]]]]}`, `{"esc":"\\"}`, `{"x":"\ud800"}`,
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestArgsValueMatchesUnmarshalJSON(t *testing.T) {
 	for _, s := range argsSeeds {

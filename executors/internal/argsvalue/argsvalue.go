@@ -1,4 +1,5 @@
-package executors
+// Package argsvalue decodes a call's args for the schema validator.
+package argsvalue
 
 import (
 	"bytes"
@@ -9,7 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// argsValue is the value the schema validator reads for args: what
+// Decode returns the value the schema validator reads for args: what
 // jsonschema.UnmarshalJSON returns (maps, slices, strings, json.Number,
 // bools, nil), decoded in one pass over the compacted args that
 // wire.CompactMember has already walked (one object, unique keys, valid
@@ -18,7 +19,7 @@ import (
 // expect sends the args to UnmarshalJSON, so it can only be faster, never
 // more lenient.
 // RATIONALE.md, "Why are args decoded for the schema by hand?"
-func argsValue(compact []byte) (any, error) {
+func Decode(compact []byte) (any, error) {
 	d := argsDecoder{data: compact}
 	v, err := d.value()
 	if err != nil || d.pos != len(d.data) {
