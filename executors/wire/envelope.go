@@ -263,28 +263,8 @@ func (c Call) Validate() error {
 	return err
 }
 
-// MarshalJSON encodes the answer in its one valid shape.
-func (a Answer) MarshalJSON() ([]byte, error) {
-	type ok struct {
-		V        int             `json:"v"`
-		CallID   string          `json:"callId"`
-		OK       bool            `json:"ok"`
-		Observed json.RawMessage `json:"observed"`
-		Budget   *Budget         `json:"budget,omitempty"`
-	}
-	type refused struct {
-		V       int     `json:"v"`
-		CallID  string  `json:"callId"`
-		OK      bool    `json:"ok"`
-		Refused Rule    `json:"refused"`
-		Why     string  `json:"why"`
-		Budget  *Budget `json:"budget,omitempty"`
-	}
-	if a.OK {
-		return marshal(ok{a.V, a.CallID, true, a.Observed, a.Budget})
-	}
-	return marshal(refused{a.V, a.CallID, false, a.Refused, a.Why, a.Budget})
-}
+// MarshalJSON encodes the answer in its one valid shape (AppendJSON).
+func (a Answer) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil) }
 
 // Observed builds an OK answer to callID.
 func Observed(callID string, observed json.RawMessage, b *Budget) Answer {

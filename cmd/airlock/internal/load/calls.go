@@ -74,7 +74,12 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		names = append(names, "baseline")
 	}
 	m := newMeter("calls", names...)
-	air := newCallers(o.Concurrency, brokerOp(c, call, o.Concurrency), m, 0)
+	op, closeConns, err := directOp(c, call, o.Concurrency)
+	if err != nil {
+		return nil, err
+	}
+	defer closeConns()
+	air := newCallers(o.Concurrency, op, m, 0)
 	sides := []side{air}
 	var base *callers
 	if runner != nil {
