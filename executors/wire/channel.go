@@ -150,11 +150,10 @@ func AppendCallFrame(dst []byte, c Call) []byte {
 // AnswerFrame encodes a as the answer envelope sent on the channel.
 func AnswerFrame(a Answer) []byte { return AppendAnswerFrame(nil, a) }
 
-// AppendAnswerFrame appends AnswerFrame(a) to dst.
+// AppendAnswerFrame appends AnswerFrame(a) to dst (Answer.AppendJSON; an
+// answer whose observed is not JSON appends nothing, as encoding/json
+// would refuse it).
 func AppendAnswerFrame(dst []byte, a Answer) []byte {
-	if data, ok := appendAnswer(dst, a); ok {
-		return data
-	}
-	data, _ := marshal(a)
-	return append(dst, data...)
+	out, _ := a.AppendJSON(dst)
+	return out
 }
