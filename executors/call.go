@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/airlock/airlock/config/plugincfg"
+	"github.com/airlock/airlock/executors/internal/argsvalue"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -90,7 +91,7 @@ func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, string) {
 	if err != nil {
 		return nil, wire.ArgsInvalid.Why()
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	v, err := argsvalue.Decode(args)
 	if err != nil {
 		return nil, wire.ArgsInvalid.Why()
 	}
@@ -171,7 +172,9 @@ func (s *callState) finish(out []byte, err error) wire.Answer {
 	obs, rule, err := s.verdict(out, err)
 	b := &wire.Budget{RequestsUsed: s.used, RequestsLimit: s.p.d.Bounds.MaxRequests}
 	if rule == "" {
-		if s.stderr.Len() > 0 {
+		// The check comes first so a chatty tool's successful calls
+		// build no logger and no attributes unless debug is on.
+		if s.stderr.Len() > 0 && s.p.log.Enabled(s.ctx, slog.LevelDebug) {
 			s.logger().Debug("tool stderr", "stderr", s.stderr.String())
 		}
 		return wire.Observed(s.callID, obs, b)

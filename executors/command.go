@@ -35,6 +35,7 @@ func (p *Program) runCommand(s *callState, args []byte) ([]byte, error) {
 		s.cancel(errOutputOver)
 	}}
 	s.alloc = newAllocator(p.d.Bounds.MemoryMiB)
+	s.alloc.spare = p.memory
 	cfg := p.base.
 		WithArgs(s.tool).
 		WithStdin(bytes.NewReader(args)).
@@ -46,6 +47,9 @@ func (p *Program) runCommand(s *callState, args []byte) ([]byte, error) {
 	if mod != nil {
 		_ = mod.Close(context.WithoutCancel(ctx))
 	}
+	// The guest has stopped and its instance is closed: its memory can
+	// serve the next call once zeroed.
+	s.alloc.recycle()
 	if te := commandToolError(stdout.buf.Bytes(), err); te != nil {
 		return nil, te
 	}

@@ -49,7 +49,9 @@ type Program struct {
 	base         wazero.ModuleConfig
 	sem          chan struct{}
 	pool         *pool
-	log          *slog.Logger
+	// memory is a command's recycled linear memories; nil for a reactor.
+	memory *memoryPool
+	log    *slog.Logger
 	// config is the names the descriptor lets config_get read.
 	config map[string]bool
 
@@ -112,6 +114,9 @@ func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, op
 	}
 	p.base = baseModuleConfig(p.mounts.fs)
 	p.pool = newPool(r.cfg.PoolSize)
+	if p.style == styleCommand {
+		p.memory = &memoryPool{}
+	}
 	if err = r.track(p); err != nil {
 		p.release(ctx)
 		return nil, err

@@ -82,13 +82,19 @@ func (a *API) call(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var c wire.Call
 		if c, err = wire.ParseCall(body); err == nil {
-			httpx.WriteJSON(w, http.StatusOK, a.router.Call(r.Context(), c))
+			writeAnswer(w, http.StatusOK, a.router.Call(r.Context(), c))
 			return
 		}
 	}
 	ans := wire.RefuseBody(body, err)
 	a.router.observe(Route{}, false, wire.Call{}, outcomeOf(r.Context(), ans), ans, 0)
-	httpx.WriteJSON(w, http.StatusBadRequest, ans)
+	writeAnswer(w, http.StatusBadRequest, ans)
+}
+
+// writeAnswer writes an answer envelope, encoded by hand into a pooled
+// buffer (wire.Answer.AppendJSON).
+func writeAnswer(w http.ResponseWriter, status int, a wire.Answer) {
+	httpx.WriteEncoded(w, status, a.AppendJSON)
 }
 
 // unreadable names a body that could not be read as malformed, with static

@@ -66,12 +66,15 @@ type Router struct {
 	// under Lock, so a call that ends after its descriptor left cannot
 	// bring the deleted series back.
 	labelMu  sync.RWMutex
-	labelled map[string]map[string]bool // descriptor → tools with series, set by SyncMetrics
+	labelled map[string]map[string]bool  // descriptor → tools with series, set by SyncMetrics
+	cache    atomic.Pointer[seriesCache] // pre-bound children, replaced by SyncMetrics
 }
 
 // NewRouter builds a Router over sources, in priority order.
 func NewRouter(reg *metrics.Registry, logger *slog.Logger, sources ...Source) *Router {
-	return &Router{metrics: metrics.OrNew(reg), logger: logger, sources: sources}
+	r := &Router{metrics: metrics.OrNew(reg), logger: logger, sources: sources}
+	r.cache.Store(&seriesCache{})
+	return r
 }
 
 // AddSource appends a source at the lowest priority.
@@ -145,9 +148,6 @@ func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 // when the call ends: a descriptor or tool the caller made up, or one
 // retired while the call ran, is counted as OTHER.
 func (r *Router) observe(rt Route, found bool, c wire.Call, outcome string, a wire.Answer, took time.Duration) {
-	if found {
-		r.metrics.ChannelCalls.WithLabelValues(rt.Kind(), outcome).Inc()
-	}
 	r.labelMu.RLock()
 	defer r.labelMu.RUnlock()
 	desc, tool := metrics.Other, metrics.Other
@@ -157,14 +157,21 @@ func (r *Router) observe(rt Route, found bool, c wire.Call, outcome string, a wi
 			tool = c.Tool
 		}
 	}
-	m := r.metrics
-	m.ToolCalls.WithLabelValues(desc, tool, outcome).Inc()
-	m.ToolCallDuration.WithLabelValues(desc, tool).Observe(took.Seconds())
-	if a.Refused.IsTimeout() {
-		m.ToolTimeouts.WithLabelValues(desc, tool).Inc()
+	var kind string
+	if found {
+		kind = rt.Kind()
 	}
-	if a.Budget != nil {
-		m.ToolFetchRequests.WithLabelValues(desc).Observe(float64(a.Budget.RequestsUsed))
+	s := r.series(seriesKey{kind: kind, desc: desc, tool: tool, outcome: outcome, budget: a.Budget != nil}, found)
+	if s.channel != nil {
+		s.channel.Inc()
+	}
+	s.calls.Inc()
+	s.duration.Observe(took.Seconds())
+	if a.Refused.IsTimeout() {
+		r.metrics.ToolTimeouts.WithLabelValues(desc, tool).Inc()
+	}
+	if s.fetches != nil {
+		s.fetches.Observe(float64(a.Budget.RequestsUsed))
 	}
 }
 
@@ -188,6 +195,7 @@ const MaxDeclaredTools = 256
 func (r *Router) SyncMetrics() {
 	r.labelMu.Lock()
 	defer r.labelMu.Unlock()
+	r.cache.Store(&seriesCache{}) // the children below may be deleted
 	now := r.routable()
 	m := r.metrics
 	for id, tools := range r.labelled {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -50,7 +51,9 @@ type Link interface {
 	// nothing, when stop is closed or expired fires first.
 	Take(stop <-chan struct{}, expired <-chan time.Time) bool
 	// Send writes one frame with the turn Take gave, and gives it back. A
-	// write still in flight at deadline cuts the connection.
+	// write still in flight at deadline cuts the connection. frame is the
+	// caller's again once Send returns (it is encoded into a reused
+	// buffer): Send must not keep it.
 	Send(frame []byte, deadline time.Time) error
 }
 
@@ -221,7 +224,11 @@ func (r *Remote) register(callerID string, b wire.Bounds) (string, *pending, wir
 // settles closed.
 func (r *Remote) send(id string, c wire.Call, deadline time.Time) {
 	c.CallID = id
-	if err := r.link.Send(wire.CallFrame(c), deadline); err != nil {
+	buf := link.Buffer()
+	frame := wire.AppendCallFrame(*buf, c)
+	err := r.link.Send(frame, deadline)
+	link.Release(buf, frame)
+	if err != nil {
 		r.settle(id, wire.Refuse(id, r.kind.closed(), nil))
 	}
 }

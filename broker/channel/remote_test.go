@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,7 +61,7 @@ func (l *memLink) Send(frame []byte, _ time.Time) error {
 	if l.failing.Load() || !l.up.Load() {
 		return errors.New("memLink: down")
 	}
-	l.sent <- frame
+	l.sent <- bytes.Clone(frame) // Send must not keep frame
 	return nil
 }
 

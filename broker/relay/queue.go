@@ -19,8 +19,7 @@ type Queue struct {
 	frames  []queued // oldest first
 	spare   []queued // a small backing array frames restarts on when empty (see Pop)
 	bytes   int
-	notices int  // frames queued by OfferNotice, outside the message bound
-	shut    bool // Shut was called: offers are accepted and dropped
+	notices int // frames queued by OfferNotice, outside the message bound
 }
 
 // queued is one frame and whether it is a notice (see OfferNotice).
@@ -68,12 +67,8 @@ func (q *Queue) OfferNotice(frame []byte) bool {
 
 func (q *Queue) fits(frame []byte, maxBytes int) bool { return q.bytes+len(frame) <= maxBytes }
 
-// push queues frame when ok; q.mu is held. A shut queue takes nothing
-// and refuses nothing: its connection is going away.
+// push queues frame when ok; q.mu is held.
 func (q *Queue) push(frame []byte, ok, notice bool) bool {
-	if q.shut {
-		return true
-	}
 	if !ok {
 		return false
 	}
@@ -140,20 +135,6 @@ func (q *Queue) Discard() {
 	clear(q.frames)
 	clear(q.spare[:cap(q.spare)])
 	q.frames, q.bytes, q.notices = q.spare[:0], 0, 0
-}
-
-// Shut makes every later offer succeed without queuing (the connection
-// is closing; see Outbox.Close) and, with discard, drops what is queued
-// and releases its bytes at once. Without discard the queued frames stay
-// for the writer to flush. It is the closing check of the offer path, in
-// the lock the offer takes anyway.
-func (q *Queue) Shut(discard bool) {
-	q.mu.Lock()
-	q.shut = true
-	q.mu.Unlock()
-	if discard {
-		q.Discard()
-	}
 }
 
 // spareFrames is the capacity a queue keeps when empty: 128 bytes a

@@ -221,30 +221,6 @@ func TestQueueSpareHoldsNoFrame(t *testing.T) {
 	}
 }
 
-// TestQueueShut: a shut queue accepts and drops every later offer (the
-// connection is going away); without discard it keeps what was queued
-// for the writer to flush, with discard it releases it.
-func TestQueueShut(t *testing.T) {
-	q := NewQueue(2, 100)
-	q.Offer(frame(10))
-	q.Shut(false)
-	for _, offer := range []func([]byte) bool{q.Offer, q.OfferShare, q.OfferNotice} {
-		if !offer(frame(1000)) {
-			t.Fatal("a shut queue refused an offer (the hub would drop the member again)")
-		}
-	}
-	wantLen(t, q, 1, 10)
-	if f, ok, more := q.PopMore(); !ok || len(f) != 10 || more {
-		t.Fatalf("flush after shut: %d bytes, ok %v, more %v", len(f), ok, more)
-	}
-	d := NewQueue(2, 100)
-	d.Offer(frame(10))
-	d.Shut(true)
-	wantLen(t, d, 0, 0)
-	d.Offer(frame(10))
-	wantLen(t, d, 0, 0)
-}
-
 // TestQueuePopMore tells whether frames remain after the one taken.
 func TestQueuePopMore(t *testing.T) {
 	q := NewQueue(4, 100)

@@ -23,13 +23,19 @@ const writeTimeout = 30 * time.Second
 const killGrace = time.Second
 
 // socket is one /local/ws connection: an outbound queue bounded in
-// messages and bytes (relay.Queue), drained by its own writer goroutine,
-// so no sender ever waits on a slow peer. It is the relay.Outbox of its
-// hub member.
+// messages and bytes (relay.Queue), drained by a writer goroutine, so no
+// sender ever waits on a slow peer. It is the relay.Outbox of its hub
+// member.
+//
+// The writer runs only while there is something to do: the offer that
+// finds the queue idle starts it, and it exits once the queue is empty,
+// so an idle view holds one goroutine (its reader), not two (RATIONALE.md,
+// "Why does an idle view's socket have no writer goroutine?"). At most
+// one writer runs at a time, so frames go out in queue order.
 type socket struct {
 	conn  *websocket.Conn
 	queue *relay.Queue
-	done  chan struct{} // closed when the writer has exited
+	done  chan struct{} // closed when the socket is finished: closed by its writer, or its writes failed
 
 	// The write bound, without a lock, a context or a timer reset per
 	// write (see write). Cut by closeNow, the kill grace running out, or
@@ -37,32 +43,51 @@ type socket struct {
 	wd *link.Watchdog
 
 	mu      sync.Mutex
+	running bool // a writer goroutine is running (or about to)
 	closing bool
-	flush   bool // write what is queued before closing
 	code    websocket.StatusCode
 	reason  string
-	stop    chan struct{}
 	kill    *time.Timer
 }
 
 func newSocket(conn *websocket.Conn, queue, queueBytes int) *socket {
-	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}), stop: make(chan struct{}),
+	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}),
 		wd: link.NewWatchdog(conn)}
 }
 
 // Offer queues a frame without blocking; false when it does not fit the
 // queue's bounds. Frames offered after Close are discarded (and reported
-// as accepted: the connection is already going away): Close shuts the
-// queue, so the offer path takes the queue's lock only.
-func (k *socket) Offer(frame []byte) bool { return k.queue.Offer(frame) }
+// as accepted: the connection is already going away).
+func (k *socket) Offer(frame []byte) bool { return k.offer(frame, k.queue.Offer) }
 
 // OfferShare queues a frame within the share of the queue open to view
 // traffic (relay.Queue.OfferShare).
-func (k *socket) OfferShare(frame []byte) bool { return k.queue.OfferShare(frame) }
+func (k *socket) OfferShare(frame []byte) bool { return k.offer(frame, k.queue.OfferShare) }
 
 // OfferNotice queues a broker notice a view caused, within the byte bound
 // only (relay.Queue.OfferNotice).
-func (k *socket) OfferNotice(frame []byte) bool { return k.queue.OfferNotice(frame) }
+func (k *socket) OfferNotice(frame []byte) bool { return k.offer(frame, k.queue.OfferNotice) }
+
+func (k *socket) offer(frame []byte, push func([]byte) bool) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closing {
+		return true
+	}
+	if !push(frame) {
+		return false
+	}
+	k.startWriter()
+	return true
+}
+
+// startWriter starts the writer unless one is running; k.mu is held.
+func (k *socket) startWriter() {
+	if !k.running {
+		k.running = true
+		go k.writeLoop()
+	}
+}
 
 // Close asks the writer to close the socket with code and reason at once,
 // dropping whatever is queued. Idempotent.
@@ -88,45 +113,59 @@ func (k *socket) closeWith(code contract.CloseCode, reason string, flush bool) {
 	if k.closing {
 		return
 	}
-	k.closing, k.flush, k.code, k.reason = true, flush, websocket.StatusCode(code), reason
-	// Later offers are dropped; without flush the queued bytes are
-	// released now, not when the writer wakes.
-	k.queue.Shut(!flush)
-	if !flush {
+	k.closing, k.code, k.reason = true, websocket.StatusCode(code), reason
+	if !flush { // else the writer writes what is queued before closing
+		k.queue.Discard() // its bytes are released now, not when the writer wakes
 		k.kill = time.AfterFunc(killGrace, k.cutWrites)
 	}
-	close(k.stop)
+	k.startWriter() // a running writer sees closing once the queue is empty
 }
 
-// writeLoop drains the queue until Close, then performs the close
-// handshake (bounded by the library to a few seconds).
+// writeLoop drains the queue, then exits while the socket is open, or
+// performs the close handshake (bounded by the library to a few seconds)
+// once it is closing. A failed write ends the socket: the connection is
+// cut and no writer starts again.
 func (k *socket) writeLoop() {
-	defer close(k.done)
-	defer k.stopKill()
 	for {
-		select {
-		case <-k.queue.Ready():
-			if k.writeQueued() != nil {
-				_ = k.conn.CloseNow()
-				return
-			}
-		case <-k.stop:
-			k.drain()
-			_ = k.conn.Close(k.code, k.reason)
+		if k.writeQueued() != nil {
+			_ = k.conn.CloseNow()
+			k.mu.Lock()
+			k.closing = true // later offers are discarded, Close does nothing
+			k.queue.Discard()
+			k.mu.Unlock()
+			k.finish()
 			return
 		}
+		k.mu.Lock()
+		msgs, _ := k.queue.Len()
+		switch {
+		case msgs > 0: // offered after the last Pop
+			k.mu.Unlock()
+			continue
+		case !k.closing:
+			k.running = false
+			k.mu.Unlock()
+			return
+		}
+		k.mu.Unlock()
+		// Closing: nothing is queued (a flushing close wrote it all, the
+		// others discarded it), and nothing more can be.
+		_ = k.conn.Close(k.code, k.reason)
+		k.finish()
+		return
 	}
 }
 
-func (k *socket) drain() {
-	if k.flush {
-		_ = k.writeQueued()
-	}
+// finish releases the timers and marks the socket done.
+func (k *socket) finish() {
+	k.stopKill()
+	close(k.done)
 }
 
 // writeQueued writes queued frames, oldest first, until the queue is
-// empty or the socket is closing (Close discards the queue, so the loop
-// ends at once). Each frame's bytes are released as the writer takes it.
+// empty (Close without flush discards the queue, so the loop then ends
+// after the frame in flight). Each frame's bytes are released as the
+// writer takes it.
 func (k *socket) writeQueued() error {
 	for {
 		f, ok, more := k.queue.PopMore()

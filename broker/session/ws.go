@@ -30,9 +30,18 @@ func requestOrigin(r *http.Request) string {
 	return origin
 }
 
-// serveWS is GET /local/ws: transport checks, upgrade, handshake, relay.
+// serveWS is GET /local/ws: transport checks and upgrade here, then
+// handshake and relay on a goroutine of the socket's own. The handler
+// returns once the connection is upgraded, so net/http drops what it
+// keeps per request while its handler runs (the request and its headers,
+// the response, its 4 KiB read and write buffers, a deep stack) instead
+// of holding it for the socket's life (RATIONALE.md, "Why does a
+// /local/ws socket outlive its HTTP handler?").
 func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 	sess, role, authErr := s.store.authenticate(r.Cookies(), requestOrigin(r), false)
+	if role != contract.Host {
+		w = smallBuffers{w} // views, and sockets refused below
+	}
 	// Origin was checked above, exactly; the library's own check is a
 	// host pattern match and must not decide.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
@@ -45,20 +54,27 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 		_ = conn.Close(websocket.StatusGoingAway, goingAwayReason)
 		return
 	}
-	defer s.untrack(k)
 	if authErr != nil {
+		defer s.untrack(k)
 		c := codeOf(authErr)
 		s.authRefused("ws", c)
 		_ = conn.Close(websocket.StatusCode(c.CloseCode()), string(c))
 		return
 	}
-	go k.writeLoop()
+	ctx := r.Context() // only its values are used: the connection's cap entry
+	go s.serveSocket(sess, role, k, func() { connlimit.Established(ctx) })
+}
+
+// serveSocket is an authenticated socket's life: handshake, relay,
+// close. established marks it so for the connection cap.
+func (s *Service) serveSocket(sess *Session, role contract.Role, k *socket, established func()) {
+	defer s.untrack(k)
 	s.connGauge(role, 1)
 	defer s.connGauge(role, -1)
 	// Past a valid hello the cap never closes the socket to make room; it
 	// is marked so before connected is sent, or a client could act on
 	// connected while its socket could still be evicted.
-	member := s.handshake(sess, role, k, func() { connlimit.Established(r.Context()) })
+	member := s.handshake(sess, role, k, established)
 	if member != nil {
 		s.relay(sess, member, k)
 		sess.hub.Leave(member)

@@ -167,7 +167,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock mint: wrong token", args: []string{"mint", "--broker", url}, env: wrong, code: exitRefused, err: "401 INVALID_CREDENTIALS"},
 		{name: "airlock mint: bad broker URL", args: []string{"mint", "--broker", "nonsense"}, env: tok, code: exitUsage, err: "--broker must be an http URL"},
 
-		{name: "airlock load: no workload", args: []string{"load"}, code: exitUsage, err: "missing command: calls, relay"},
+		{name: "airlock load: no workload", args: []string{"load"}, code: exitUsage, err: "missing command: calls, idle, relay"},
 		{name: "airlock load calls: zero duration", args: []string{"load", "calls", "-d", "0s"}, env: tok, code: exitUsage, err: "airlock load calls: --duration must be positive, got 0s"},
 		{name: "airlock load calls: no callers", args: []string{"load", "calls", "-c", "0"}, env: tok, code: exitUsage, err: "--concurrency must be at least 1, got 0"},
 		{name: "airlock load calls: bad duration", args: []string{"load", "calls", "-d", "soon"}, env: tok, code: exitUsage, err: `invalid argument "soon"`},
@@ -176,6 +176,9 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock load calls: unreachable", args: []string{"load", "calls", "--broker", unreachable}, env: tok, code: exitFailed, err: "unreachable"},
 		{name: "airlock load relay: no views", args: []string{"load", "relay", "--views", "0"}, env: tok, code: exitUsage, err: "--views must be at least 1, got 0"},
 		{name: "airlock load relay: no token", args: []string{"load", "relay", "--broker", url}, code: exitUsage, err: missingToken},
+		{name: "airlock load idle: no views", args: []string{"load", "idle", "--views", "0"}, env: tok, code: exitUsage, err: "--views must be at least 1, got 0"},
+		{name: "airlock load idle: no token", args: []string{"load", "idle", "--broker", url}, code: exitUsage, err: missingToken},
+		{name: "airlock load idle: wrong token", args: []string{"load", "idle", "--broker", url, "--no-baseline"}, env: wrong, code: exitRefused, err: "401"},
 		{name: "airlock load relay: wrong token", args: []string{"load", "relay", "--broker", url, "--no-baseline"}, env: wrong, code: exitRefused, err: "401"},
 
 		{name: "airlock mcp: argument", args: []string{"mcp", testToken}, code: exitUsage, err: "unexpected argument"},

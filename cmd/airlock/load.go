@@ -6,13 +6,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 	"github.com/airlock/airlock/plugins"
@@ -27,11 +27,11 @@ func init() { register(newLoadCmd) }
 func newLoadCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "load",
-		Short: "drive a running broker and compare with a same-run baseline: load calls | load relay",
+		Short: "drive a running broker and compare with a same-run baseline: load calls | relay | idle",
 		Long:  loadHelp,
 	}
 	groupCommand(c)
-	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd())
+	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd(), newLoadIdleCmd(), newLoadForwarderCmd())
 	return c
 }
 
@@ -45,8 +45,10 @@ run, and the ratio Airlock/baseline:
   relay   host-to-views fan-out over /local/ws; the baseline is a bare
           coder/websocket forwarder started in this process on a loopback
           port, driven by the same workload code.
+  idle    resident memory per idle /local/ws view; the baseline is the
+          bare forwarder in a process of its own (see load idle --help).
 
-The two sides take turns in slices of 2 s until each has run --duration
+The two sides of calls and relay take turns in slices of 2 s until each has run --duration
 (after a --warmup of its own), so a change in the machine's load during
 the run weighs on both alike; a run takes about twice --duration. Ratios
 above 1 for latency, and below 1 for throughput, mean Airlock is slower.
@@ -106,16 +108,17 @@ func (f *loadFlags) print(w io.Writer, rep interface{ Print(io.Writer) }) {
 type loadCallsFlags struct {
 	*loadFlags
 	tool, args, descriptor string
-	concurrency            int
+	concurrency            callersFlag
 	baseline               string
 	reuse                  bool
 	roots                  rootsFlag
 	settings               *settingsFlags // --config and --data: where the broker's compilation cache is
+	prof                   *profileFlag
 }
 
 // newLoadCallsCmd is `airlock load calls`.
 func newLoadCallsCmd() *cobra.Command {
-	f := &loadCallsFlags{roots: rootsFlag{}}
+	f := &loadCallsFlags{roots: rootsFlag{}, concurrency: callersFlag{4}}
 	c := &cobra.Command{
 		Use:   "calls",
 		Short: "POST /v1/calls from concurrent callers, beside plain wazero",
@@ -134,11 +137,12 @@ func newLoadCallsCmd() *cobra.Command {
 	fs.StringVar(&f.tool, "tool", "read_notes", "the `TOOL` to call")
 	fs.StringVar(&f.args, "args", `{"path":"welcome.md"}`, argsHelp)
 	fs.StringVar(&f.descriptor, "descriptor", "", "the descriptor `ID`, when several declare the tool")
-	fs.IntVarP(&f.concurrency, "concurrency", "c", 4, "`CALLERS` in parallel, on each side")
+	fs.VarP(&f.concurrency, "concurrency", "c", "`CALLERS` in parallel, on each side; a list (1,4) measures each in turn")
 	fs.StringVar(&f.baseline, "baseline", "", "the `SOURCE` of the module the baseline runs with plain wazero: a plugin folder, builtin:ID or none (default: builtin:ID when the broker's tool is a bundled one)")
 	fs.BoolVar(&f.reuse, "reuse-instance", false, "baseline: each caller reuses one reactor instance instead of a fresh one per call")
 	fs.Var(f.roots, "root", "the baseline's roots: `NAME=DIR`, the folder the broker serves as NAME (repeatable)")
 	f.settings = addSettingsFlags(fs, "data")
+	f.prof = addProfileFlag(fs)
 	return c
 }
 
@@ -147,10 +151,7 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	if f.concurrency < 1 {
-		return usageErr("--concurrency must be at least 1, got %d", f.concurrency)
-	}
-	o := load.CallsOptions{Options: f.options(cmd.ErrOrStderr()), Concurrency: f.concurrency, Reuse: f.reuse}
+	o := load.CallsOptions{Options: f.options(cmd.ErrOrStderr()), Concurrency: slices.Max(f.concurrency), Reuse: f.reuse}
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}
@@ -165,6 +166,11 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	defer load.KeepAlive(c, o.Concurrency).CloseIdleConnections()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfile, err := f.prof.start()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ds, err := c.Tools(ctx)
 	if err != nil {
 		return brokerErr(err)
@@ -180,11 +186,19 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if b.CacheDir, err = brokerCacheDir(f.settings); err != nil {
 		return err
 	}
-	rep, err := load.Calls(ctx, c, call, b, o)
-	if err != nil {
-		return brokerErr(err)
+	var reps []*load.CallsReport
+	for _, n := range f.concurrency {
+		o.Concurrency = n
+		rep, err := load.Calls(ctx, c, call, b, o)
+		if err != nil {
+			return brokerErr(err)
+		}
+		reps = append(reps, rep)
+		if rep.Interrupted {
+			break
+		}
 	}
-	f.print(cmd.OutOrStdout(), rep)
+	f.printShapes(cmd.OutOrStdout(), reps)
 	return nil
 }
 
@@ -259,17 +273,12 @@ func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}
-	base, origin, err := f.broker.base()
-	if err != nil {
-		return err
-	}
-	token, err := f.broker.token.read()
+	client, origin, err := f.broker.localClient()
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client := &localclient.Client{Base: base, Token: token}
 	if shapes != nil {
 		rep, err := load.RelayShapes(ctx, client, origin, o, shapes)
 		if err != nil {

@@ -124,3 +124,32 @@ func TestLoadRelayE2E(t *testing.T) {
 	}
 	checkRatios(t, r.Ratios)
 }
+
+// TestLoadIdleE2E connects a few idle views to a real broker and to the
+// bare forwarder, which `load idle` starts as a process of the same
+// binary, and checks that both were measured; never how much memory.
+func TestLoadIdleE2E(t *testing.T) {
+	p := startSessions(t)
+	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}
+	code, stdout, stderr := runCLI(t, env, "load", "idle", "--broker", p.URL(), "--sessions", "2", "--views", "3",
+		"--settle", "0s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if stderr != "" || strings.Contains(stdout, sessionToken) {
+		t.Fatalf("--json should be quiet on stderr and never print the token; stderr:\n%s", stderr)
+	}
+	var r load.IdleReport
+	decodeReport(t, stdout, &r)
+	if r.Command != "idle" || r.Sessions != 2 || r.Views != 3 || r.Interrupted || r.Baseline == nil || r.Ratio == 0 {
+		t.Fatalf("report %+v", r)
+	}
+	for name, f := range map[string]*load.IdleFigures{"airlock": &r.Airlock, "baseline": r.Baseline} {
+		if f.Views != 6 || f.RSSBefore <= 0 || f.RSSAfter <= 0 || f.Source == "" {
+			t.Errorf("%s: %+v", name, f)
+		}
+	}
+	if r.Airlock.Source != "/metrics" || r.Airlock.Goroutines <= 0 || !strings.HasPrefix(r.Baseline.Source, "/proc/") {
+		t.Errorf("sources: %+v, %+v", r.Airlock, r.Baseline)
+	}
+}

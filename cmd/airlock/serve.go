@@ -25,6 +25,7 @@ func init() { register(newServeCmd) }
 // section 9).
 func newServeCmd() *cobra.Command {
 	var sf *settingsFlags
+	var prof *profileFlag
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "run the broker (what an extension launches)",
@@ -56,10 +57,16 @@ func newServeCmd() *cobra.Command {
 				return err
 			}
 			logger := newLogger(cmd.ErrOrStderr(), cfg.LogLevel)
+			stopProfile, err := prof.start()
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			return serve(cfg, token, logger, cmd.OutOrStdout(), nil)
 		},
 	}
 	sf = addSettingsFlags(c.Flags(), "listen", "metrics-listen", "data", "plugins", "root", "no-builtin", "log-level", "token-file")
+	prof = addProfileFlag(c.Flags())
 	return c
 }
 

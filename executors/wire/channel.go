@@ -135,19 +135,25 @@ func CatalogFrame(ds []Descriptor) []byte {
 }
 
 // CallFrame encodes c as the call envelope sent on the channel.
-func CallFrame(c Call) []byte {
-	if data, ok := appendCall(nil, c); ok {
+func CallFrame(c Call) []byte { return AppendCallFrame(nil, c) }
+
+// AppendCallFrame appends CallFrame(c) to dst, so that a sender can encode
+// into a buffer it reuses.
+func AppendCallFrame(dst []byte, c Call) []byte {
+	if data, ok := appendCall(dst, c); ok {
 		return data
 	}
 	data, _ := marshal(c)
-	return data
+	return append(dst, data...)
 }
 
 // AnswerFrame encodes a as the answer envelope sent on the channel.
-func AnswerFrame(a Answer) []byte {
-	if data, ok := appendAnswer(nil, a); ok {
-		return data
-	}
-	data, _ := marshal(a)
-	return data
+func AnswerFrame(a Answer) []byte { return AppendAnswerFrame(nil, a) }
+
+// AppendAnswerFrame appends AnswerFrame(a) to dst (Answer.AppendJSON; an
+// answer whose observed is not JSON appends nothing, as encoding/json
+// would refuse it).
+func AppendAnswerFrame(dst []byte, a Answer) []byte {
+	out, _ := a.AppendJSON(dst)
+	return out
 }

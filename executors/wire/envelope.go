@@ -38,23 +38,64 @@ type Answer struct {
 // maxIDLen bounds callId, tool and descriptorId.
 const maxIDLen = 128
 
-var (
-	callKeys   = map[string]bool{"v": true, "callId": true, "tool": true, "descriptorId": true, "args": true, "boundsEcho": true}
-	answerKeys = map[string]bool{"v": true, "callId": true, "ok": true, "observed": true, "refused": true, "why": true, "budget": true}
-	budgetKeys = map[string]bool{"requestsUsed": true, "requestsLimit": true}
-	// envelopeNames interns every allowed key (MembersInterned), so that
-	// splitting an envelope allocates its map but not its keys.
-	envelopeNames = internNames(callKeys, answerKeys, budgetKeys)
+// The members an envelope may hold, each with its slot in a split
+// envelope (members): an envelope is split without a map, each allowed
+// key's value landing in its slot (RATIONALE.md, "Why are envelopes split
+// into slots instead of maps?").
+const (
+	slotV = iota
+	slotCallID
+	slotTool
+	slotDescriptorID
+	slotArgs
+	slotBoundsEcho
+	slotOK
+	slotObserved
+	slotRefused
+	slotWhy
+	slotBudget
+	slotRequestsUsed
+	slotRequestsLimit
+	nSlots
 )
 
-func internNames(sets ...map[string]bool) map[string]string {
-	names := map[string]string{}
-	for _, set := range sets {
-		for k := range set {
-			names[k] = k
+// slotOf names each slot's key; the allow masks say which keys each kind
+// of object admits.
+var slotOf = map[string]int{
+	"v": slotV, "callId": slotCallID, "tool": slotTool, "descriptorId": slotDescriptorID,
+	"args": slotArgs, "boundsEcho": slotBoundsEcho, "ok": slotOK, "observed": slotObserved,
+	"refused": slotRefused, "why": slotWhy, "budget": slotBudget,
+	"requestsUsed": slotRequestsUsed, "requestsLimit": slotRequestsLimit,
+}
+
+const (
+	callKeys   = 1<<slotV | 1<<slotCallID | 1<<slotTool | 1<<slotDescriptorID | 1<<slotArgs | 1<<slotBoundsEcho
+	answerKeys = 1<<slotV | 1<<slotCallID | 1<<slotOK | 1<<slotObserved | 1<<slotRefused | 1<<slotWhy | 1<<slotBudget
+	budgetKeys = 1<<slotRequestsUsed | 1<<slotRequestsLimit
+)
+
+// members is one walked object split into slots: a nil slot is a key the
+// object does not hold (a walked value is never empty). unknown reports a
+// key outside the object's allow mask.
+type members struct {
+	slot    [nSlots]json.RawMessage
+	unknown bool
+}
+
+// split walks data (Walk with MaxDepth), which must be one JSON object,
+// into slots, admitting the keys of allowed. Keys are compared as the
+// walk reads them (escapes resolved), exactly as a map built by Members
+// would hold them; the walk has refused duplicates, so a slot is filled at
+// most once.
+func split(data []byte, allowed uint16, m *members) error {
+	return EachMember(data, MaxDepth, func(key []byte, value json.RawMessage) {
+		i, ok := slotOf[string(key)] // no allocation for the lookup
+		if !ok || allowed&(1<<i) == 0 {
+			m.unknown = true
+			return
 		}
-	}
-	return names
+		m.slot[i] = value
+	})
 }
 
 // ParseCall validates data as a call envelope.
@@ -64,25 +105,25 @@ func internNames(sets ...map[string]bool) map[string]string {
 // (version-mismatch); a key outside the allowlist (unknown-field); a
 // required key missing or of the wrong type, an id out of bounds (malformed).
 func ParseCall(data []byte) (Call, error) {
-	m, err := envelope(data, callKeys)
-	if err != nil {
+	var m members
+	if err := envelope(data, callKeys, &m); err != nil {
 		return Call{}, err
 	}
 	c := Call{V: Version}
 	var ok bool
-	if c.CallID, ok = ident(m["callId"]); !ok {
+	if c.CallID, ok = ident(m.slot[slotCallID]); !ok {
 		return Call{}, fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
 	}
-	if c.Tool, ok = ident(m["tool"]); !ok {
+	if c.Tool, ok = ident(m.slot[slotTool]); !ok {
 		return Call{}, fail(Malformed, "tool must be a string of 1 to 128 identifier characters")
 	}
-	if c.DescriptorID, ok = ident(m["descriptorId"]); !ok {
+	if c.DescriptorID, ok = ident(m.slot[slotDescriptorID]); !ok {
 		return Call{}, fail(Malformed, "descriptorId must be a string of 1 to 128 identifier characters")
 	}
-	if c.Args, ok = asObject(m["args"]); !ok {
+	if c.Args, ok = asObject(m.slot[slotArgs]); !ok {
 		return Call{}, fail(Malformed, "args must be an object")
 	}
-	if c.BoundsEcho, ok = asObject(m["boundsEcho"]); !ok {
+	if c.BoundsEcho, ok = asObject(m.slot[slotBoundsEcho]); !ok {
 		return Call{}, fail(Malformed, "boundsEcho must be an object")
 	}
 	return c, nil
@@ -92,88 +133,84 @@ func ParseCall(data []byte) (Call, error) {
 // ParseCall. An OK answer must carry an observed object and no refusal; a
 // refusal must carry a known rule id and a why text and no observation.
 func ParseAnswer(data []byte) (Answer, error) {
-	m, err := envelope(data, answerKeys)
-	if err != nil {
+	var m members
+	if err := envelope(data, answerKeys, &m); err != nil {
 		return Answer{}, err
 	}
 	a := Answer{V: Version}
 	var ok bool
-	if a.CallID, ok = ident(m["callId"]); !ok {
+	var err error
+	if a.CallID, ok = ident(m.slot[slotCallID]); !ok {
 		return Answer{}, fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
 	}
-	if a.OK, ok = asBool(m["ok"]); !ok {
+	if a.OK, ok = asBool(m.slot[slotOK]); !ok {
 		return Answer{}, fail(Malformed, "ok must be a boolean")
 	}
-	if raw, present := m["budget"]; present {
+	if raw := m.slot[slotBudget]; raw != nil {
 		if a.Budget, err = parseBudget(raw); err != nil {
 			return Answer{}, err
 		}
 	}
 	if a.OK {
-		if _, present := m["refused"]; present {
+		if m.slot[slotRefused] != nil {
 			return Answer{}, fail(Malformed, "an ok answer carries no refusal")
 		}
-		if _, present := m["why"]; present {
+		if m.slot[slotWhy] != nil {
 			return Answer{}, fail(Malformed, "an ok answer carries no refusal")
 		}
-		if a.Observed, ok = asObject(m["observed"]); !ok {
+		if a.Observed, ok = asObject(m.slot[slotObserved]); !ok {
 			return Answer{}, fail(Malformed, "an ok answer needs an observed object")
 		}
 		return a, nil
 	}
-	if _, present := m["observed"]; present {
+	if m.slot[slotObserved] != nil {
 		return Answer{}, fail(Malformed, "a refusal carries no observation")
 	}
-	r, ok := asString(m["refused"])
+	r, ok := asString(m.slot[slotRefused])
 	if !ok || !Rule(r).Known() {
 		return Answer{}, fail(Malformed, "refused must be a known rule id")
 	}
 	a.Refused = Rule(r)
-	if a.Why, ok = asString(m["why"]); !ok {
+	if a.Why, ok = asString(m.slot[slotWhy]); !ok {
 		return Answer{}, fail(Malformed, "a refusal needs a why text")
 	}
 	return a, nil
 }
 
-// envelope splits data into members and applies the checks shared by calls
+// envelope splits data into m and applies the checks shared by calls
 // and answers: the version, then the allowlist.
-func envelope(data []byte, allowed map[string]bool) (map[string]json.RawMessage, error) {
-	m, err := MembersInterned(data, MaxDepth, envelopeNames)
-	if err != nil {
-		return nil, err
+func envelope(data []byte, allowed uint16, m *members) error {
+	if err := split(data, allowed, m); err != nil {
+		return err
 	}
-	v, present := m["v"]
-	if present && isNumber(v) && string(v) != "1" {
-		return nil, fail(VersionMismatch, "v must be 1")
+	v := m.slot[slotV]
+	if v != nil && isNumber(v) && string(v) != "1" {
+		return fail(VersionMismatch, "v must be 1")
 	}
-	for k := range m {
-		if !allowed[k] {
-			return nil, fail(UnknownField, "a key outside the allowlist")
-		}
+	if m.unknown {
+		return fail(UnknownField, "a key outside the allowlist")
 	}
-	if !present {
-		return nil, fail(Malformed, "v is required")
+	if v == nil {
+		return fail(Malformed, "v is required")
 	}
 	if string(v) != "1" {
-		return nil, fail(Malformed, "v must be the number 1")
+		return fail(Malformed, "v must be the number 1")
 	}
-	return m, nil
+	return nil
 }
 
 func parseBudget(raw json.RawMessage) (*Budget, error) {
-	m, err := MembersInterned(raw, MaxDepth, envelopeNames)
-	if err != nil {
+	var m members
+	if split(raw, budgetKeys, &m) != nil {
 		return nil, fail(Malformed, "budget must be an object")
 	}
-	for k := range m {
-		if !budgetKeys[k] {
-			return nil, fail(UnknownField, "a budget key outside the allowlist")
-		}
+	if m.unknown {
+		return nil, fail(UnknownField, "a budget key outside the allowlist")
 	}
 	var b Budget
 	var ok1, ok2 bool
-	b.RequestsUsed, ok1 = asCount(m["requestsUsed"])
-	b.RequestsLimit, ok2 = asCount(m["requestsLimit"])
+	b.RequestsUsed, ok1 = asCount(m.slot[slotRequestsUsed])
+	b.RequestsLimit, ok2 = asCount(m.slot[slotRequestsLimit])
 	if !ok1 || !ok2 {
 		return nil, fail(Malformed, "budget counts must be non-negative integers")
 	}
@@ -226,28 +263,8 @@ func (c Call) Validate() error {
 	return err
 }
 
-// MarshalJSON encodes the answer in its one valid shape.
-func (a Answer) MarshalJSON() ([]byte, error) {
-	type ok struct {
-		V        int             `json:"v"`
-		CallID   string          `json:"callId"`
-		OK       bool            `json:"ok"`
-		Observed json.RawMessage `json:"observed"`
-		Budget   *Budget         `json:"budget,omitempty"`
-	}
-	type refused struct {
-		V       int     `json:"v"`
-		CallID  string  `json:"callId"`
-		OK      bool    `json:"ok"`
-		Refused Rule    `json:"refused"`
-		Why     string  `json:"why"`
-		Budget  *Budget `json:"budget,omitempty"`
-	}
-	if a.OK {
-		return marshal(ok{a.V, a.CallID, true, a.Observed, a.Budget})
-	}
-	return marshal(refused{a.V, a.CallID, false, a.Refused, a.Why, a.Budget})
-}
+// MarshalJSON encodes the answer in its one valid shape (AppendJSON).
+func (a Answer) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil) }
 
 // Observed builds an OK answer to callID.
 func Observed(callID string, observed json.RawMessage, b *Budget) Answer {

@@ -10,10 +10,12 @@ import (
 // The channel's frames are written by hand in the common case, the bytes
 // encoding/json would write without its reflection, buffer and second
 // compaction pass (RATIONALE.md, "Why are channel frames encoded by
-// hand?"). The fast path takes only what it can copy verbatim: strings of
-// printable ASCII without a quote or a backslash, and args, boundsEcho and
-// observed that are already compact. Anything else goes through marshal,
-// as before, so the bytes never differ (FuzzFrames holds the two to it).
+// hand?"). A call's fast path takes only what it can copy verbatim:
+// strings of printable ASCII without a quote or a backslash, and args and
+// boundsEcho that are already compact; anything else goes through
+// marshal, as before, so the bytes never differ (FuzzFrames holds the two
+// to it). An answer is written by Answer.AppendJSON, the one hand-written
+// answer encoder, which the HTTP API uses too.
 
 // appendCall appends c's envelope, as marshal would write it, and reports
 // false (dst unchanged) when c is outside the fast path.
@@ -28,29 +30,6 @@ func appendCall(dst []byte, c Call) ([]byte, bool) {
 	dst = append(append(append(dst, `,"descriptorId":"`...), c.DescriptorID...), '"')
 	dst = append(append(dst, `,"args":`...), c.Args...)
 	dst = append(append(dst, `,"boundsEcho":`...), c.BoundsEcho...)
-	return append(dst, '}'), true
-}
-
-// appendAnswer appends a's envelope in its one valid shape (MarshalJSON),
-// and reports false (dst unchanged) when a is outside the fast path.
-func appendAnswer(dst []byte, a Answer) ([]byte, bool) {
-	if !plain(a.CallID) || (a.OK && !compact(a.Observed)) || (!a.OK && (!plain(string(a.Refused)) || !plain(a.Why))) {
-		return dst, false
-	}
-	dst = slices.Grow(dst, 120+len(a.CallID)+len(a.Observed)+len(a.Refused)+len(a.Why))
-	dst = strconv.AppendInt(append(dst, `{"v":`...), int64(a.V), 10)
-	dst = append(append(append(dst, `,"callId":"`...), a.CallID...), '"')
-	if a.OK {
-		dst = append(append(dst, `,"ok":true,"observed":`...), a.Observed...)
-	} else {
-		dst = append(append(append(dst, `,"ok":false,"refused":"`...), a.Refused...), '"')
-		dst = append(append(append(dst, `,"why":"`...), a.Why...), '"')
-	}
-	if a.Budget != nil {
-		dst = strconv.AppendInt(append(dst, `,"budget":{"requestsUsed":`...), int64(a.Budget.RequestsUsed), 10)
-		dst = strconv.AppendInt(append(dst, `,"requestsLimit":`...), int64(a.Budget.RequestsLimit), 10)
-		dst = append(dst, '}')
-	}
 	return append(dst, '}'), true
 }
 
@@ -70,18 +49,7 @@ func plain(s string) bool {
 // strings, which encoding/json writes unchanged (it compacts a
 // json.RawMessage, with HTML escaping off in marshal).
 func compact(raw []byte) bool {
-	in := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
-		}
-	}
-	return len(raw) > 0 && json.Valid(raw)
+	return len(raw) > 0 && !spaced(raw) && json.Valid(raw)
 }
 
 // AnswerCheck reports whether the frame AnswerFrame makes of a would pass

@@ -46,16 +46,41 @@ func asBool(raw json.RawMessage) (bool, bool) {
 }
 
 // asObject returns raw compacted when it is a JSON object, so that a parsed
-// envelope re-encodes to the same bytes.
+// envelope re-encodes to the same bytes. raw comes from a walked document:
+// when it holds no white space outside strings it is already compact and
+// is returned as it is, a view of the document (capacity cut, so an
+// append copies), not a copy (RATIONALE.md, "Why do parsed envelopes
+// share their frame's bytes?").
 func asObject(raw json.RawMessage) (json.RawMessage, bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
+	if !spaced(raw) {
+		return raw[:len(raw):len(raw)], true
+	}
 	var buf bytes.Buffer
+	buf.Grow(len(raw))
 	if json.Compact(&buf, raw) != nil {
 		return nil, false
 	}
 	return buf.Bytes(), true
+}
+
+// spaced reports whether raw holds white space outside its strings: what
+// json.Compact would remove from valid JSON.
+func spaced(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return true
+		}
+	}
+	return false
 }
 
 // isNumber reports whether raw is a JSON number of any form.

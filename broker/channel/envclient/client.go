@@ -149,7 +149,8 @@ func (c *Client) once(ctx context.Context, grace time.Duration, attempt int) (ca
 	if err != nil {
 		return false, fmt.Errorf("envclient: dial: %w", err)
 	}
-	s := &session{c: c, conn: conn, out: link.NewWriter(conn), calls: &inflight{max: c.opts.MaxInflight}}
+	s := &session{c: c, conn: conn, out: link.NewWriter(conn), calls: &inflight{max: c.opts.MaxInflight},
+		jobs: make(chan wire.Call)}
 	carried, err = s.serve(ctx, grace, bearer)
 	if errors.Is(err, ErrBearerRefused) && c.bearerChanged(bearer) {
 		c.opts.Logger.Warn("bearer refused; the bearer was replaced since, so trying the new one")

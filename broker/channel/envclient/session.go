@@ -3,6 +3,7 @@ package envclient
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,13 +20,27 @@ type session struct {
 	out     *link.Writer // every frame to the broker, each within writeTimeout
 	calls   *inflight
 	carried atomic.Bool
+
+	// Calls run on workers that stay for the next call: jobs hands a call
+	// to an idle one, idle counts them (at most maxIdle stay), workers
+	// tracks them all so the session ends only after its last worker
+	// (RATIONALE.md, "Why do an environment's calls run on reused
+	// workers?").
+	jobs    chan wire.Call
+	idle    atomic.Int32
+	workers sync.WaitGroup
 }
+
+// maxIdle bounds the workers that wait for a next call: a burst of calls
+// leaves at most this many goroutines behind.
+const maxIdle = 16
 
 // serve says hello, sends the catalog, and then answers calls until the
 // connection ends or ctx does (then it drains).
 func (s *session) serve(ctx context.Context, grace time.Duration, bearer string) (bool, error) {
 	defer s.conn.CloseNow()
 	defer s.out.Stop()
+	defer s.workers.Wait() // after cancelCalls: an idle worker ends with callCtx
 	if err := s.write(wire.HelloFrame(bearer)); err != nil {
 		return false, err
 	}
@@ -116,8 +131,9 @@ func (s *session) read(ctx context.Context) error {
 }
 
 // dispatch answers one frame. A frame that is not a valid call is refused
-// (or dropped) by the executor door at once; a valid one runs on its own
-// goroutine unless the environment is draining or full.
+// (or dropped) by the executor door at once; a valid one runs on a worker
+// (an idle one, else a new one) unless the environment is draining or
+// full.
 func (s *session) dispatch(ctx context.Context, data []byte) {
 	c, err := wire.ParseCall(data)
 	if err != nil {
@@ -131,10 +147,36 @@ func (s *session) dispatch(ctx context.Context, data []byte) {
 		return
 	}
 	s.carried.Store(true)
-	go func() {
-		defer s.calls.leave()
-		s.answer(s.c.door.Frame(ctx, c))
-	}()
+	select {
+	case s.jobs <- c: // an idle worker took it
+	default:
+		s.workers.Add(1)
+		go s.work(ctx, c)
+	}
+}
+
+// work answers c, then waits for the next call dispatch hands it, unless
+// maxIdle workers already wait or the session's calls are over (ctx).
+func (s *session) work(ctx context.Context, c wire.Call) {
+	defer s.workers.Done()
+	for {
+		buf := link.Buffer()
+		frame := s.c.door.AppendFrame(ctx, *buf, c)
+		s.answer(frame)
+		link.Release(buf, frame)
+		s.calls.leave()
+		if s.idle.Add(1) > maxIdle {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case c = <-s.jobs:
+			s.idle.Add(-1)
+		case <-ctx.Done():
+			s.idle.Add(-1)
+			return
+		}
+	}
 }
 
 func (s *session) answer(frame []byte) {

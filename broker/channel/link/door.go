@@ -42,32 +42,26 @@ func NewDoor(run wire.Executor, logger *slog.Logger) *Door {
 
 // Call answers c, never panicking and never with an invalid answer.
 func (x *Door) Call(ctx context.Context, c wire.Call) wire.Answer {
-	a, _ := x.answer(ctx, c)
+	a, _ := x.answer(ctx, c, nil)
 	return a
 }
 
 // answer runs the executor under containment and returns its answer with
-// the encoded frame, which would pass wire.ParseAnswer: the answer is held
-// to wire.AnswerCheck, the same checks applied to the answer as built
-// instead of to its encoding walked again.
-func (x *Door) answer(ctx context.Context, c wire.Call) (wire.Answer, []byte) {
+// the encoded frame appended to dst, which would pass wire.ParseAnswer:
+// the answer is held to wire.AnswerCheck, the same checks applied to the
+// answer as built instead of to its encoding walked again.
+func (x *Door) answer(ctx context.Context, c wire.Call, dst []byte) (wire.Answer, []byte) {
 	a, panicked := wire.Contain(ctx, x.run, c)
 	if panicked != nil {
 		x.log.Warn("executor failed", "callId", c.CallID, "err", panicked)
-		return a, wire.AnswerFrame(a)
+		return a, wire.AppendAnswerFrame(dst, a)
 	}
 	a.V = wire.Version
-	var frame []byte
-	err := wire.AnswerCheck(a)
-	if err == nil {
-		frame = wire.AnswerFrame(a)
-	}
-	if frame == nil {
+	if err := wire.AnswerCheck(a); err != nil {
 		x.log.Warn("executor answered an invalid envelope", "callId", c.CallID, "rule", string(wire.RuleOf(err)))
 		a = wire.Refuse(c.CallID, wire.ExecThrew, nil)
-		return a, wire.AnswerFrame(a)
 	}
-	return a, frame
+	return a, wire.AppendAnswerFrame(dst, a)
 }
 
 // Handle answers one call frame and returns the answer frame to send. A
@@ -84,12 +78,17 @@ func (x *Door) Handle(ctx context.Context, frame []byte) []byte {
 		}
 		return wire.AnswerFrame(a)
 	}
-	_, out := x.answer(ctx, c)
+	_, out := x.answer(ctx, c, nil)
 	return out
 }
 
 // Frame answers an already-validated call and returns the answer frame.
 func (x *Door) Frame(ctx context.Context, c wire.Call) []byte {
-	_, out := x.answer(ctx, c)
+	return x.AppendFrame(ctx, nil, c)
+}
+
+// AppendFrame is Frame appending the answer frame to dst (a Buffer).
+func (x *Door) AppendFrame(ctx context.Context, dst []byte, c wire.Call) []byte {
+	_, out := x.answer(ctx, c, dst)
 	return out
 }

@@ -74,12 +74,20 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, append(body, '\n'))
 }
 
+var (
+	jsonType = []string{"application/json"}
+	noStore  = []string{"no-store"}
+	noSniff  = []string{"nosniff"}
+)
+
 // writeBody writes a JSON body with the headers every response carries.
 func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	// Shared values, set without the copy Header.Set makes: net/http
+	// only reads them, and an Add or Set elsewhere replaces the slice.
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = noStore
+	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -2,13 +2,10 @@ package load
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/executors/baseline"
-	"github.com/airlock/airlock/executors/wire"
 )
 
 // callOp makes one call for caller w and says how it ended: an outcome
@@ -51,26 +48,6 @@ func (c *callers) loop(ctx context.Context, w int, until time.Time, measure bool
 		}
 		c.tallies[w].record(end.Sub(start), outcome, err)
 		c.meter.add(c.index, 1)
-	}
-}
-
-// brokerOp posts the call through the v1 client, each with its own
-// callId (unique per caller and call, for the broker's logs). Caller w
-// only ever touches seq[w].
-func brokerOp(c *v1client.Client, call wire.Call, callers int) callOp {
-	prefix, seq := call.CallID+"_", make([]int64, callers)
-	return func(ctx context.Context, w int) (string, error) {
-		seq[w]++
-		one := call
-		one.CallID = prefix + strconv.Itoa(w) + "_" + strconv.FormatInt(seq[w], 10)
-		a, _, err := c.Call(ctx, one)
-		switch {
-		case err != nil:
-			return "", err
-		case a.OK:
-			return "ok", nil
-		}
-		return string(a.Refused), nil
 	}
 }
 

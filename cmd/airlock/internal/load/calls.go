@@ -74,11 +74,18 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		names = append(names, "baseline")
 	}
 	m := newMeter("calls", names...)
-	air := newCallers(o.Concurrency, brokerOp(c, call, o.Concurrency), m, 0)
+	op, closeConns, err := directOp(c, call, o.Concurrency)
+	if err != nil {
+		return nil, err
+	}
+	defer closeConns()
+	air := newCallers(o.Concurrency, op, m, 0)
 	sides := []side{air}
 	var base *callers
 	if runner != nil {
-		op, closeInstances := baselineOp(runner, call.Tool, call.Args, o.Reuse, o.Concurrency)
+		// A command has no instance to reuse: it runs to its exit.
+		reuse := o.Reuse && runner.Style() == baseline.Reactor
+		op, closeInstances := baselineOp(runner, call.Tool, call.Args, reuse, o.Concurrency)
 		defer closeInstances(context.WithoutCancel(ctx))
 		base = newCallers(o.Concurrency, op, m, 1)
 		sides = append(sides, base)
@@ -118,7 +125,7 @@ func baselineLabel(label string, style baseline.Style, reuse bool) string {
 	mode := "fresh instance per call"
 	switch {
 	case style == baseline.Command:
-		mode = "command, instance per call"
+		mode = "fresh instance per call, args on stdin"
 	case reuse:
 		mode = "one reused instance per caller"
 	}

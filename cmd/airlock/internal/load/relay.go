@@ -116,20 +116,8 @@ func connectAirlock(ctx context.Context, client *localclient.Client, origin stri
 }
 
 func connectSession(ctx context.Context, t *topology, client *localclient.Client, origin string, views int, ttl int64) error {
-	minted, err := client.Mint(ctx, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: ttl})
+	minted, ck, host, err := openSession(ctx, client, origin, ttl)
 	if err != nil {
-		return err
-	}
-	ck, _, err := client.Bootstrap(ctx, origin, minted.WorkspaceSessionID, minted.ViewCredential)
-	if err != nil {
-		return err
-	}
-	host, err := localclient.DialHost(ctx, client.Base, minted)
-	if err != nil {
-		return err
-	}
-	if _, err := host.Hello(ctx); err != nil {
-		_ = host.Close()
 		return err
 	}
 	s := t.addSession(host, minted.WorkspaceSessionID)
