@@ -236,5 +236,10 @@ func Install(b Built, pluginsDir string) error {
 	if err != nil {
 		return err
 	}
+	// A plugins folder named for the first time is made, as `mkdir -p`
+	// would: the operator asked for the plugin to be there.
+	if err := os.MkdirAll(pluginsDir, 0o755); err != nil {
+		return err
+	}
 	return plugins.WriteFolder(pluginsDir, b.Manifest, module)
 }

@@ -381,3 +381,22 @@ func TestGoArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallMakesThePluginsFolder: --install into a folder that does not
+// exist yet makes it (and its parents) and drops the plugin in.
+func TestInstallMakesThePluginsFolder(t *testing.T) {
+	dir := t.TempDir()
+	module := filepath.Join(dir, "m.wasm")
+	if err := os.WriteFile(module, []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, "new", "plugins")
+	b := devkit.Built{Manifest: plugins.Manifest{ID: "fresh", Module: "m.wasm"}, Module: module}
+	if err := devkit.Install(b, folder); err != nil {
+		t.Fatalf("install into a missing folder: %v", err)
+	}
+	got, err := os.ReadFile(filepath.Join(folder, "fresh", "m.wasm"))
+	if err != nil || string(got) != "\x00asm" {
+		t.Fatalf("installed module: %q, %v", got, err)
+	}
+}
