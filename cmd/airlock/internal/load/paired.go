@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"text/tabwriter"
 
 	"github.com/airlock/airlock/broker/channel/rtt"
 	"github.com/airlock/airlock/broker/v1client"
@@ -167,12 +166,9 @@ func (r *PairedReport) Sides() iter.Seq2[string, *CallsFigures] {
 func (r *PairedReport) Print(w io.Writer) {
 	r.printHeader(w, fmt.Sprintf("%s on %s, paired descriptor %s (%s) beside local descriptor %s, %d callers",
 		r.Tool, r.Broker, r.PairedDescriptorID, r.PairedExecutor, r.LocalDescriptorID, r.Concurrency), true)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tcalls\tcalls/s\tp50\tp90\tp99\tmax\t")
+	tw := callsTable(w)
 	for name, f := range r.Sides() {
-		l := f.LatencyMs
-		fmt.Fprintf(tw, "%-11s\t%d\t%.1f\t%s\t%s\t%s\t%s\t\n", name, f.Calls, f.CallsPerSecond,
-			fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99), fmtMs(l.Max))
+		callsRow(tw, len("local + rtt"), name, f)
 	}
 	if r.Floor != nil {
 		fmt.Fprintf(tw, "local + rtt\t-\t%.1f\t%s\t-\t-\t-\t\n", r.Floor.CallsPerSecond, fmtMs(r.Floor.P50Ms))
