@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/channel"
 	"github.com/airlock/airlock/broker/channel/envclient"
+	"github.com/airlock/airlock/broker/channel/rtt"
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors"
@@ -30,8 +29,8 @@ import (
 // own executors ("local") and through a paired environment over a
 // loopback WebSocket ("channel"): router → remote → socket → envclient →
 // door → executors → socket → remote. Between them it measures the
-// floor's other half ("rtt"): one bare coder/websocket round trip on an
-// established loopback connection, a frame the size of the call out and
+// floor's other half ("rtt", package rtt): one bare coder/websocket round
+// trip on an established loopback connection, a frame the size of the call out and
 // one the size of its answer back. Each reports calls/s and p50/p99
 // latency; serial is one caller, parallel is 16 concurrent callers (for
 // rtt, 16 round trips in flight on one connection, as the channel's are).
@@ -73,8 +72,11 @@ func BenchmarkCalls(b *testing.B) {
 	if !answer.OK {
 		b.Fatalf("local call refused %s", answer.Refused)
 	}
-	floor := newRTTFloor(b, len(wire.AnswerFrame(answer)))
-	defer floor.close()
+	floor, err := rtt.New(ctx, len(wire.AnswerFrame(answer)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.Close()
 	callFrame := wire.CallFrame(out)
 
 	got := map[string]figure{}
@@ -84,7 +86,7 @@ func BenchmarkCalls(b *testing.B) {
 			got["local"] = measure(b, parallel, func() bool { return routed(b, local, call) })
 		})
 		b.Run("rtt/"+mode, func(b *testing.B) {
-			got["rtt"] = measure(b, parallel, func() bool { return floor.roundTrip(b, callFrame) })
+			got["rtt"] = measure(b, parallel, func() bool { return roundTrip(b, floor, callFrame) })
 		})
 		b.Run("channel/"+mode, func(b *testing.B) {
 			ch := measure(b, parallel, func() bool { return routed(b, remote, call) })
@@ -112,80 +114,13 @@ func routed(b *testing.B, r *calls.Router, call wire.Call) bool {
 	return a.OK
 }
 
-// rttFloor is the round-trip floor: a loopback coder/websocket server that
-// answers every message with one frame of a fixed size, and one client
-// connection to it. Round trips may be in flight concurrently on the one
-// connection; the server answers in order, so the client's reader hands
-// each answer to the oldest waiter.
-type rttFloor struct {
-	srv     *httptest.Server
-	conn    *websocket.Conn
-	mu      sync.Mutex // orders writes with the waiter queue
-	waiters []chan struct{}
-	done    chan struct{}
-}
-
-func newRTTFloor(b *testing.B, answerSize int) *rttFloor {
-	reply := []byte(`"` + strings.Repeat("a", answerSize-2) + `"`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.CloseNow()
-		conn.SetReadLimit(-1)
-		for {
-			if _, _, err := conn.Read(context.Background()); err != nil {
-				return
-			}
-			if err := conn.Write(context.Background(), websocket.MessageText, reply); err != nil {
-				return
-			}
-		}
-	}))
-	conn, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn.SetReadLimit(-1)
-	e := &rttFloor{srv: srv, conn: conn, done: make(chan struct{})}
-	go e.read()
-	return e
-}
-
-func (e *rttFloor) read() {
-	defer close(e.done)
-	for {
-		if _, _, err := e.conn.Read(context.Background()); err != nil {
-			return
-		}
-		e.mu.Lock()
-		w := e.waiters[0]
-		e.waiters = e.waiters[1:]
-		e.mu.Unlock()
-		w <- struct{}{}
-	}
-}
-
-// roundTrip sends frame and waits for the answer to it.
-func (e *rttFloor) roundTrip(b *testing.B, frame []byte) bool {
-	w := make(chan struct{}, 1)
-	e.mu.Lock()
-	e.waiters = append(e.waiters, w)
-	err := e.conn.Write(context.Background(), websocket.MessageText, frame)
-	e.mu.Unlock()
-	if err != nil {
+// roundTrip is one round trip on the floor (package rtt); it must succeed.
+func roundTrip(b *testing.B, floor *rtt.Floor, frame []byte) bool {
+	if err := floor.RoundTrip(context.Background(), frame); err != nil {
 		b.Error(err)
 		return false
 	}
-	<-w
 	return true
-}
-
-func (e *rttFloor) close() {
-	_ = e.conn.CloseNow()
-	<-e.done
-	e.srv.Close()
 }
 
 // pairedEnvironment starts a channel component on loopback, pairs an

@@ -114,6 +114,7 @@ type loadCallsFlags struct {
 	roots                  rootsFlag
 	settings               *settingsFlags // --config and --data: where the broker's compilation cache is
 	prof                   *profileFlag
+	paired                 *pairedFlags // load_paired.go
 }
 
 // newLoadCallsCmd is `airlock load calls`.
@@ -128,7 +129,10 @@ func newLoadCallsCmd() *cobra.Command {
 			"Reports calls, calls/s, latency p50/p90/p99/max, each outcome, and the ratios. See airlock load --help.\n" +
 			"The baseline compiles through the broker's compilation cache (found from --config, --data and the\n" +
 			"environment as `airlock serve` finds it) when that folder exists, so a module the broker compiled is\n" +
-			"not compiled again; it never creates one.",
+			"not compiled again; it never creates one.\n" +
+			"With --paired-descriptor ID --local-descriptor ID it measures the tool on a paired environment's descriptor\n" +
+			"beside the same tool on the broker's own and a bare loopback WebSocket round trip (local + rtt, the\n" +
+			"channel's floor) in one run, and prints the ratio paired/(local + rtt); the README's Load tool section has a recipe.",
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadCalls(cmd, f) },
 	}
@@ -143,12 +147,16 @@ func newLoadCallsCmd() *cobra.Command {
 	fs.Var(f.roots, "root", "the baseline's roots: `NAME=DIR`, the folder the broker serves as NAME (repeatable)")
 	f.settings = addSettingsFlags(fs, "data")
 	f.prof = addProfileFlag(fs)
+	f.paired = addPairedFlags(fs)
 	return c
 }
 
 // runLoadCalls runs `airlock load calls`.
 func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if err := f.check(); err != nil {
+		return err
+	}
+	if err := f.paired.check(cmd.Flags()); err != nil {
 		return err
 	}
 	o := load.CallsOptions{Options: f.options(cmd.ErrOrStderr()), Concurrency: slices.Max(f.concurrency), Reuse: f.reuse}
@@ -174,6 +182,9 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	ds, err := c.Tools(ctx)
 	if err != nil {
 		return brokerErr(err)
+	}
+	if f.paired.on() {
+		return runLoadPaired(ctx, cmd.OutOrStdout(), f, c, ds, callArgs, o)
 	}
 	call, err := v1client.NewCall(ds, f.tool, f.descriptor, callArgs)
 	if err != nil {

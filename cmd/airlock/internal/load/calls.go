@@ -151,12 +151,9 @@ type CallsReport struct {
 func (r *CallsReport) Print(w io.Writer) {
 	r.printHeader(w, fmt.Sprintf("%s on %s (descriptor %s), %d callers", r.Tool, r.Broker, r.DescriptorID, r.Concurrency),
 		r.Baseline != nil)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tcalls\tcalls/s\tp50\tp90\tp99\tmax\t")
+	tw := callsTable(w)
 	for name, f := range r.Sides() {
-		l := f.LatencyMs
-		fmt.Fprintf(tw, "%-8s\t%d\t%.1f\t%s\t%s\t%s\t%s\t\n", name, f.Calls, f.CallsPerSecond,
-			fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99), fmtMs(l.Max))
+		callsRow(tw, 8, name, f)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -172,6 +169,20 @@ func (r *CallsReport) Print(w io.Writer) {
 	for name, f := range r.Sides() {
 		printOutcomes(w, name, f)
 	}
+}
+
+// callsTable starts a table of calls figures under its header; Flush it.
+func callsTable(w io.Writer) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tcalls\tcalls/s\tp50\tp90\tp99\tmax\t")
+	return tw
+}
+
+// callsRow is one side's row, its name padded to width.
+func callsRow(tw io.Writer, width int, name string, f *CallsFigures) {
+	l := f.LatencyMs
+	fmt.Fprintf(tw, "%-*s\t%d\t%.1f\t%s\t%s\t%s\t%s\t\n", width, name, f.Calls, f.CallsPerSecond,
+		fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99), fmtMs(l.Max))
 }
 
 // Sides lists the figures in print order.
