@@ -1,10 +1,15 @@
 package executors
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/airlock/airlock/executors/baseline"
@@ -153,6 +158,51 @@ func BenchmarkRawWazeroReadNotesReused(b *testing.B) {
 	for b.Loop() {
 		if _, err := inst.Call(ctx, "read_notes", rawNotesArgs); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawWazeroReadNotesHTTP is the floor of the HTTP path: plain
+// wazero's reused instance (BenchmarkRawWazeroReadNotesReused) behind a
+// bare net/http handler on a loopback listener, with no token, envelope,
+// routing, bounds or metrics. ReadNotesHTTP against it is what Airlock's
+// own layers cost; against RawWazeroReadNotesReused it also counts the
+// HTTP hop itself, which no broker can avoid.
+func BenchmarkRawWazeroReadNotesHTTP(b *testing.B) {
+	raw := newRawNotes(b)
+	ctx := context.Background()
+	inst, err := raw.NewInstance(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inst.Close(ctx)
+	var mu sync.Mutex // one instance: calls take turns
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		out, err := inst.Call(r.Context(), "read_notes", rawNotesArgs)
+		mu.Unlock()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	body := bytes.Repeat([]byte(" "), 200) // about the size of the call envelope
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		resp, err := client.Post(srv.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || len(out) == 0 {
+			b.Fatalf("bare HTTP floor: status %d, %v", resp.StatusCode, err)
 		}
 	}
 }
