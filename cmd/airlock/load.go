@@ -43,8 +43,8 @@ run, and the ratio Airlock/baseline:
           tool of the same module run with plain wazero and no Airlock
           code, at the same concurrency (--baseline).
   relay   host-to-views fan-out over /local/ws; the baseline is a bare
-          coder/websocket forwarder started in this process on a loopback
-          port, driven by the same workload code.
+          coder/websocket forwarder started as a process of its own on a
+          loopback port, driven by the same workload code.
   idle    resident memory per idle /local/ws view; the baseline is the
           bare forwarder in a process of its own (see load idle --help).
 
@@ -244,7 +244,7 @@ func newLoadRelayCmd() *cobra.Command {
 		Short: "host-to-views fan-out over /local/ws, beside a bare forwarder",
 		Long: "Mints N sessions (launch origin: the broker's own), connects one host and M views to each, and in\n" +
 			fmt.Sprintf("turns has every host send ordered focusNode states, at most %d ahead of its slowest view, to the\n", load.RelayWindow) +
-			"broker and to a bare coder/websocket forwarder in this process. Reports deliveries/s, one-way latency\n" +
+			"broker and to a bare coder/websocket forwarder in a process of its own. Reports deliveries/s, one-way latency\n" +
 			"p50/p90/p99/max, dropped views (closed by the broker, 1013 slow-consumer), refusals (error messages)\n" +
 			"and the ratios. With --rate each host sends on a schedule instead; --shapes runs several views×rate\n" +
 			"shapes and prints one table. See airlock load --help.",
@@ -280,7 +280,7 @@ func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
 		return err
 	}
 	o := load.RelayOptions{Options: f.options(cmd.ErrOrStderr()), Sessions: f.sessions, Views: f.views, FrameBytes: f.size,
-		Rate: f.rate.rate, Baseline: f.baseline && !f.noBaseline}
+		Rate: f.rate.rate, Baseline: f.baseline && !f.noBaseline, Floor: spawnForwarder}
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}

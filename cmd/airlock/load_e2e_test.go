@@ -110,6 +110,10 @@ func TestLoadRelayE2E(t *testing.T) {
 	if r.Command != "relay" || r.Sessions != 2 || r.Views != 3 || r.Window != load.RelayWindow || r.Interrupted || r.Baseline == nil {
 		t.Fatalf("header %+v", r)
 	}
+	// The forwarder runs in a process of its own, as the broker does.
+	if !strings.Contains(r.Baseline.Label, ", process ") {
+		t.Errorf("baseline %q: not the forwarder's own process", r.Baseline.Label)
+	}
 	for name, f := range r.Sides() {
 		if f.Deliveries <= 0 || f.MessagesSent <= 0 || f.DeliveriesPerSecond <= 0 || f.Seconds != 2 {
 			t.Errorf("%s: %+v", name, f)

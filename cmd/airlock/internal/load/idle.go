@@ -42,11 +42,13 @@ type IdleOptions struct {
 }
 
 // FloorProcess is a running bare forwarder in its own process: its URL,
-// its pid (whose VmRSS is read) and how to stop it.
+// its pid (whose VmRSS is read), how many views it has registered, and
+// how to stop it.
 type FloorProcess struct {
-	URL  string
-	PID  int
-	Stop func() error
+	URL   string
+	PID   int
+	Views func() (int, error)
+	Stop  func() error
 }
 
 var errIdleTopology = errors.New("load: sessions and views must be at least 1, --settle not negative, --dialers not negative")

@@ -28,10 +28,37 @@ type RelayOptions struct {
 	// Rate is how many messages each host sends a second, on a schedule
 	// (rate.go); 0 sends as fast as the views keep up within RelayWindow.
 	Rate int
-	// Baseline also measures a bare coder/websocket forwarder in this
-	// process, in turns with the broker.
+	// Baseline also measures a bare coder/websocket forwarder, in turns
+	// with the broker.
 	Baseline bool
+	// Floor starts that forwarder in a process of its own, as the broker
+	// is, so both sides pay the same wake-ups between processes; nil runs
+	// it in this process.
+	Floor func(ctx context.Context) (*FloorProcess, error)
 }
+
+// forwarder is the bare forwarder the baseline side talks to, in this
+// process or in its own.
+type forwarder interface {
+	URL() string
+	Views() (int, error)
+	Close() error
+	Where() string
+}
+
+// inProcess is relaybaseline.Forwarder running in this process.
+type inProcess struct{ *relaybaseline.Forwarder }
+
+func (f inProcess) Views() (int, error) { return f.Forwarder.Views(), nil }
+func (f inProcess) Where() string       { return "in this process" }
+
+// ownProcess is the forwarder in a FloorProcess.
+type ownProcess struct{ *FloorProcess }
+
+func (f ownProcess) URL() string         { return f.FloorProcess.URL }
+func (f ownProcess) Views() (int, error) { return f.FloorProcess.Views() }
+func (f ownProcess) Close() error        { return f.Stop() }
+func (f ownProcess) Where() string       { return fmt.Sprintf("process %d", f.PID) }
 
 // errTopology refuses a relay run with nobody to relay to.
 var errTopology = errors.New("load: sessions and views must be at least 1, the frame size not negative")
@@ -70,7 +97,7 @@ func Relay(ctx context.Context, client *localclient.Client, origin string, o Rel
 	defer air.close()
 	sides := []side{air}
 	var bare *topology
-	var fw *relaybaseline.Forwarder
+	var fw forwarder
 	if o.Baseline {
 		if fw, bare, err = connectBare(ctx, o, m); err != nil {
 			return nil, err
@@ -87,7 +114,7 @@ func Relay(ctx context.Context, client *localclient.Client, origin string, o Rel
 	rep.Airlock = air.figures("airlock "+client.Base, measured[0])
 	if bare != nil {
 		bare.close()
-		b := bare.figures("bare coder/websocket forwarder on "+fw.URL()+", in this process", measured[1])
+		b := bare.figures("bare coder/websocket forwarder on "+fw.URL()+", "+fw.Where(), measured[1])
 		rep.Baseline = &b
 		rep.Ratios = compare(rep.Airlock.DeliveriesPerSecond, b.DeliveriesPerSecond, rep.Airlock.LatencyMs, b.LatencyMs)
 	}
@@ -137,8 +164,8 @@ func connectSession(ctx context.Context, t *topology, client *localclient.Client
 
 // connectBare starts the bare forwarder and connects the same topology
 // to it, one room (path) per session.
-func connectBare(ctx context.Context, o RelayOptions, m *meter) (*relaybaseline.Forwarder, *topology, error) {
-	fw, err := relaybaseline.Start()
+func connectBare(ctx context.Context, o RelayOptions, m *meter) (forwarder, *topology, error) {
+	fw, err := startForwarder(ctx, o.Floor)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +180,24 @@ func connectBare(ctx context.Context, o RelayOptions, m *meter) (*relaybaseline.
 	return fw, t, nil
 }
 
-func dialBare(ctx context.Context, fw *relaybaseline.Forwarder, t *topology, sessions, views int) error {
+// startForwarder starts the bare forwarder with floor, or in this process
+// when floor is nil.
+func startForwarder(ctx context.Context, floor func(context.Context) (*FloorProcess, error)) (forwarder, error) {
+	if floor != nil {
+		fp, err := floor(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return ownProcess{fp}, nil
+	}
+	fw, err := relaybaseline.Start()
+	if err != nil {
+		return nil, err
+	}
+	return inProcess{fw}, nil
+}
+
+func dialBare(ctx context.Context, fw forwarder, t *topology, sessions, views int) error {
 	for i := range sessions {
 		room := fmt.Sprintf("%s/s%d", fw.URL(), i)
 		// As long as a minted id (ws_ and 22 characters), so frames are the
@@ -172,14 +216,20 @@ func dialBare(ctx context.Context, fw *relaybaseline.Forwarder, t *topology, ses
 			t.addView(s, v)
 		}
 	}
-	for fw.Views() < sessions*views { // every view registered before any host sends
+	for { // every view registered before any host sends
+		n, err := fw.Views()
+		if err != nil {
+			return err
+		}
+		if n >= sessions*views {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(time.Millisecond):
 		}
 	}
-	return nil
 }
 
 // RelayReport is the report of the relay workload; its JSON is what

@@ -104,7 +104,7 @@ func (r *ShapesReport) Print(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	if b := r.Runs[0].Baseline; b != nil {
-		fmt.Fprintln(w, "baseline: the bare coder/websocket forwarder in this process; sent/s: host messages a second achieved, per host")
+		fmt.Fprintf(w, "baseline: %s; sent/s: host messages a second achieved, per host\n", b.Label)
 	}
 	if r.Runs[len(r.Runs)-1].Interrupted {
 		fmt.Fprintln(w, "interrupted: the last shape covers the time measured before Ctrl-C")
