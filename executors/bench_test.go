@@ -146,13 +146,8 @@ func BenchmarkRawWazeroReadNotesParallel(b *testing.B) {
 // reused for every call: the floor that pooling approaches, so the
 // difference to BenchmarkReadNotes is the executors' own per-call cost.
 func BenchmarkRawWazeroReadNotesReused(b *testing.B) {
-	raw := newRawNotes(b)
 	ctx := context.Background()
-	inst, err := raw.NewInstance(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inst.Close(ctx)
+	inst := reusedRawNotes(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -169,13 +164,7 @@ func BenchmarkRawWazeroReadNotesReused(b *testing.B) {
 // own layers cost; against RawWazeroReadNotesReused it also counts the
 // HTTP hop itself, which no broker can avoid.
 func BenchmarkRawWazeroReadNotesHTTP(b *testing.B) {
-	raw := newRawNotes(b)
-	ctx := context.Background()
-	inst, err := raw.NewInstance(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inst.Close(ctx)
+	inst := reusedRawNotes(b)
 	var mu sync.Mutex // one instance: calls take turns
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -205,4 +194,17 @@ func BenchmarkRawWazeroReadNotesHTTP(b *testing.B) {
 			b.Fatalf("bare HTTP floor: status %d, %v", resp.StatusCode, err)
 		}
 	}
+}
+
+// reusedRawNotes is one plain wazero instance of the notes module, closed
+// when the benchmark ends.
+func reusedRawNotes(b *testing.B) *baseline.Instance {
+	raw := newRawNotes(b)
+	ctx := context.Background()
+	inst, err := raw.NewInstance(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = inst.Close(ctx) })
+	return inst
 }

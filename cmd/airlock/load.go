@@ -262,17 +262,27 @@ func newLoadRelayCmd() *cobra.Command {
 	return c
 }
 
+// checkTopology names the first of --sessions and --views that cannot
+// make a run (load relay and load idle).
+func checkTopology(sessions, views int) error {
+	switch {
+	case sessions < 1:
+		return usageErr("--sessions must be at least 1, got %d", sessions)
+	case views < 1:
+		return usageErr("--views must be at least 1, got %d", views)
+	}
+	return nil
+}
+
 // runLoadRelay runs `airlock load relay`.
 func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	switch {
-	case f.sessions < 1:
-		return usageErr("--sessions must be at least 1, got %d", f.sessions)
-	case f.views < 1:
-		return usageErr("--views must be at least 1, got %d", f.views)
-	case f.size < 0:
+	if err := checkTopology(f.sessions, f.views); err != nil {
+		return err
+	}
+	if f.size < 0 {
 		return usageErr("--size must not be negative, got %d", f.size)
 	}
 	shapes, err := f.rate.check()

@@ -61,11 +61,10 @@ func newLoadIdleCmd() *cobra.Command {
 
 func runLoadIdle(cmd *cobra.Command, f *loadIdleFlags) error {
 	o := f.o
+	if err := checkTopology(o.Sessions, o.Views); err != nil {
+		return err
+	}
 	switch {
-	case o.Sessions < 1:
-		return usageErr("--sessions must be at least 1, got %d", o.Sessions)
-	case o.Views < 1:
-		return usageErr("--views must be at least 1, got %d", o.Views)
 	case o.Dialers < 1:
 		return usageErr("--dialers must be at least 1, got %d", o.Dialers)
 	case o.Settle < 0:
