@@ -13,7 +13,6 @@ import "sync"
 // It never blocks: Offer answers at once whether the frame fits.
 type Queue struct {
 	maxMsgs, maxBytes int
-	ready             chan struct{} // signalled when a frame is queued
 
 	mu      sync.Mutex
 	frames  []queued // oldest first
@@ -30,7 +29,7 @@ type queued struct {
 
 // NewQueue makes an empty queue with the given bounds.
 func NewQueue(maxMsgs, maxBytes int) *Queue {
-	return &Queue{maxMsgs: maxMsgs, maxBytes: maxBytes, ready: make(chan struct{}, 1)}
+	return &Queue{maxMsgs: maxMsgs, maxBytes: maxBytes}
 }
 
 // Offer queues frame when the queue, with it, stays within its bounds; a
@@ -89,10 +88,6 @@ func (q *Queue) push(frame []byte, ok, notice bool) bool {
 	if notice {
 		q.notices++
 	}
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
 	return true
 }
 
@@ -103,8 +98,8 @@ func (q *Queue) Pop() ([]byte, bool) {
 }
 
 // PopMore is Pop that also tells whether frames remain, so a writer that
-// empties the queue goes back to Ready without locking it once more to
-// find it empty.
+// empties the queue stops popping without locking it once more to find
+// it empty.
 func (q *Queue) PopMore() (frame []byte, ok, more bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -140,10 +135,6 @@ func (q *Queue) Discard() {
 // spareFrames is the capacity a queue keeps when empty: 128 bytes a
 // connection, against an allocation per frame without it.
 const spareFrames = 4
-
-// Ready is signalled (capacity one) whenever a frame is queued; the
-// writer then pops until the queue is empty.
-func (q *Queue) Ready() <-chan struct{} { return q.ready }
 
 // Len reports the frames and bytes queued.
 func (q *Queue) Len() (msgs, bytes int) {

@@ -97,18 +97,6 @@ func TestQueueShareIsHalf(t *testing.T) {
 	}
 }
 
-func TestQueueReadySignalled(t *testing.T) {
-	q := NewQueue(4, 100)
-	q.Offer(frame(1))
-	q.Offer(frame(1)) // a second signal is folded into the first
-	<-q.Ready()
-	select {
-	case <-q.Ready():
-		t.Fatal("signalled twice for frames queued before one wake-up")
-	default:
-	}
-}
-
 // The hub's view of the bounds: a view's requests in flight.
 
 func TestRequestsPerViewBound(t *testing.T) {
