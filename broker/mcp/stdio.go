@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -211,22 +212,21 @@ func decode(line []byte, over bool) (jsonrpc.Message, []byte) {
 // message with a "method"), done here: the SDK's codec allocates a 32 KiB
 // read buffer for each of the two values it unmarshals, which made the
 // collector the largest cost of a call over stdio (see RATIONALE.md, "Why
-// does `airlock mcp` decode requests itself?"). The line is checked with
-// json.Valid, then its top-level members are sliced out in place
-// (RATIONALE.md, "Why does `airlock mcp` slice requests and write
+// does `airlock mcp` decode requests itself?"). The line goes through
+// the broker's one strict member walk (wire.EachMember: valid JSON,
+// unique keys, bounded depth), which slices its top-level members out in
+// place (RATIONALE.md, "Why does `airlock mcp` slice requests and write
 // responses itself?").
-// Anything it is not sure of (not an object, a version other than "2.0",
-// an escaped key, an id or method of another type, no method: a response)
-// is left to jsonrpc.DecodeMessage, so errors and responses read exactly as
+// Anything it is not sure of (not an object, a duplicate or case-folded
+// key, deeper than wire.MaxDepth, a version other than "2.0", an id or
+// method of another type, no method: a response) is left to
+// jsonrpc.DecodeMessage, so errors and responses read exactly as
 // the SDK reads them; FuzzDecode holds the two to the same result.
 //
 // The request's params alias line, which is never reused.
 func decodeRequest(line []byte) (*jsonrpc.Request, bool) {
-	if !json.Valid(line) {
-		return nil, false
-	}
 	var version, method, rawID, params []byte
-	if !members(line, func(key, val []byte) bool {
+	if wire.EachMember(line, wire.MaxDepth, func(key []byte, val json.RawMessage) {
 		switch string(key) {
 		case "jsonrpc":
 			version = val
@@ -237,8 +237,7 @@ func decodeRequest(line []byte) (*jsonrpc.Request, bool) {
 		case "params":
 			params = val
 		}
-		return bytes.IndexByte(key, '\\') < 0 // an escaped key may spell one of these
-	}) || string(version) != `"2.0"` || method == nil {
+	}) != nil || string(version) != `"2.0"` || method == nil {
 		return nil, false
 	}
 	name, ok := plainString(method)
@@ -250,80 +249,6 @@ func decodeRequest(line []byte) (*jsonrpc.Request, bool) {
 		return nil, false
 	}
 	return &jsonrpc.Request{ID: id, Method: name, Params: params}, true
-}
-
-// members calls f with each top-level member of obj (valid JSON): its key
-// as written between the quotes and its value as written. It reports false
-// when obj is not an object or f returns false.
-func members(obj []byte, f func(key, val []byte) bool) bool {
-	i := skipSpace(obj, 0)
-	if i == len(obj) || obj[i] != '{' {
-		return false
-	}
-	i = skipSpace(obj, i+1)
-	for i < len(obj) && obj[i] == '"' {
-		end := stringEnd(obj, i)
-		key := obj[i+1 : end-1]
-		i = skipSpace(obj, skipSpace(obj, end)+1) // past ':'
-		end = valueEnd(obj, i)
-		if !f(key, obj[i:end]) {
-			return false
-		}
-		i = skipSpace(obj, end)
-		if obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
-	return true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd is the index just past the string starting at b[i] ('"').
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// valueEnd is the index just past the value starting at b[i].
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-		i++
-	}
-	return i
 }
 
 // plainString is the JSON string raw when it needs no decoding (no
