@@ -1,15 +1,10 @@
 package executors
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/airlock/airlock/executors/baseline"
@@ -157,43 +152,17 @@ func BenchmarkRawWazeroReadNotesReused(b *testing.B) {
 	}
 }
 
-// BenchmarkRawWazeroReadNotesHTTP is the floor of the HTTP path: plain
-// wazero's reused instance (BenchmarkRawWazeroReadNotesReused) behind a
-// bare net/http handler on a loopback listener, with no token, envelope,
-// routing, bounds or metrics. ReadNotesHTTP against it is what Airlock's
-// own layers cost; against RawWazeroReadNotesReused it also counts the
-// HTTP hop itself, which no broker can avoid.
-func BenchmarkRawWazeroReadNotesHTTP(b *testing.B) {
-	inst := reusedRawNotes(b)
-	var mu sync.Mutex // one instance: calls take turns
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		out, err := inst.Call(r.Context(), "read_notes", rawNotesArgs)
-		mu.Unlock()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(out)
-	}))
-	defer srv.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	body := bytes.Repeat([]byte(" "), 200) // about the size of the call envelope
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		resp, err := client.Post(srv.URL, "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		out, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || len(out) == 0 {
-			b.Fatalf("bare HTTP floor: status %d, %v", resp.StatusCode, err)
-		}
+// RawNotesHTTPFloor is newRawNotes' runner behind baseline.HTTPFloor,
+// closed when the benchmark ends, for BenchmarkRawWazeroReadNotesHTTP
+// (in executors_test, beside the broker's HTTP benchmarks), with the
+// args it must be called with.
+func RawNotesHTTPFloor(b *testing.B) (*baseline.HTTPFloor, []byte) {
+	floor, err := newRawNotes(b).HTTPFloor("read_notes")
+	if err != nil {
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = floor.Close(context.Background()) })
+	return floor, rawNotesArgs
 }
 
 // reusedRawNotes is one plain wazero instance of the notes module, closed

@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -104,5 +106,27 @@ func postReadNotes(b *testing.B, client *http.Client, url string, body []byte) {
 	}
 	if a, err := wire.ParseAnswer(data); err != nil || !a.OK {
 		b.Fatalf("read_notes over HTTP: %v %s", err, data)
+	}
+}
+
+// BenchmarkRawWazeroReadNotesHTTP is the floor of the HTTP path: plain
+// wazero's reused instances behind a bare net/http handler on a loopback
+// listener (baseline.HTTPFloor: the envelope read with encoding/json, no
+// token, schema, routing, bounds or metrics), called as ReadNotesHTTP
+// calls the broker. ReadNotesHTTP against it is what Airlock's own layers
+// cost; against RawWazeroReadNotesReused it also counts the HTTP hop
+// itself, which no broker can avoid. `airlock load calls
+// --reuse-instance` measures the same floor in a process of its own.
+func BenchmarkRawWazeroReadNotesHTTP(b *testing.B) {
+	floor, args := executors.RawNotesHTTPFloor(b)
+	srv := httptest.NewServer(floor)
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	body := []byte(`{"v":1,"callId":"call_1","tool":"read_notes","descriptorId":"notes","args":` + string(args) + `,"boundsEcho":{}}`)
+	postReadNotes(b, client, srv.URL, body)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		postReadNotes(b, client, srv.URL, body)
 	}
 }

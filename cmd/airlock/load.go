@@ -31,7 +31,7 @@ func newLoadCmd() *cobra.Command {
 		Long:  loadHelp,
 	}
 	groupCommand(c)
-	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd(), newLoadIdleCmd(), newLoadForwarderCmd())
+	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd(), newLoadIdleCmd(), newLoadForwarderCmd(), newLoadHTTPFloorCmd())
 	return c
 }
 
@@ -110,7 +110,7 @@ type loadCallsFlags struct {
 	tool, args, descriptor string
 	concurrency            callersFlag
 	baseline               string
-	reuse                  bool
+	reuse, httpFloor       bool
 	roots                  rootsFlag
 	settings               *settingsFlags // --config and --data: where the broker's compilation cache is
 	prof                   *profileFlag
@@ -144,6 +144,7 @@ func newLoadCallsCmd() *cobra.Command {
 	fs.VarP(&f.concurrency, "concurrency", "c", "`CALLERS` in parallel, on each side; a list (1,4) measures each in turn")
 	fs.StringVar(&f.baseline, "baseline", "", "the `SOURCE` of the module the baseline runs with plain wazero: a plugin folder, builtin:ID or none (default: builtin:ID when the broker's tool is a bundled one)")
 	fs.BoolVar(&f.reuse, "reuse-instance", false, "baseline: each caller reuses one reactor instance instead of a fresh one per call")
+	fs.BoolVar(&f.httpFloor, "http-floor", true, "with --reuse-instance on a reactor, also measure the baseline behind a bare net/http server in a process of its own")
 	fs.Var(f.roots, "root", "the baseline's roots: `NAME=DIR`, the folder the broker serves as NAME (repeatable)")
 	f.settings = addSettingsFlags(fs, "data")
 	f.prof = addProfileFlag(fs)
@@ -160,6 +161,9 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 		return err
 	}
 	o := load.CallsOptions{Options: f.options(cmd.ErrOrStderr()), Concurrency: slices.Max(f.concurrency), Reuse: f.reuse}
+	if f.httpFloor {
+		o.HTTPFloor = spawnHTTPFloor
+	}
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}

@@ -70,6 +70,53 @@ func TestLoadCallsE2E(t *testing.T) {
 	checkRatios(t, r.Ratios)
 }
 
+// TestLoadCallsHTTPFloorE2E checks the third side of a reused-instance
+// run: the baseline behind a bare net/http server in a process of its
+// own, answering every call with a valid envelope.
+func TestLoadCallsHTTPFloorE2E(t *testing.T) {
+	notes := t.TempDir()
+	if err := os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Welcome\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + loadToken}
+	p := startServe(t, procOptions{Args: []string{"--root", "notes=" + notes}, Env: env, Secrets: []string{loadToken}})
+	loadEnv := append(env, "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
+	code, stdout, stderr := runCLI(t, loadEnv, "load", "calls", "--broker", p.URL(), "-c", "2", "-d", "1s", "--warmup", "200ms",
+		"--root", "notes="+notes, "--reuse-instance", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var r load.CallsReport
+	decodeReport(t, stdout, &r)
+	if r.HTTPFloor == nil || !strings.Contains(r.HTTPFloor.Label, "bare net/http server in its own process") {
+		t.Fatalf("no bare HTTP side: %+v", r.HTTPFloor)
+	}
+	sides := 0
+	for name, f := range r.Sides() {
+		sides++
+		if f.Calls <= 0 || !f.AllOK() {
+			t.Errorf("%s: %+v", name, f)
+		}
+	}
+	if sides != 3 {
+		t.Fatalf("%d sides, want airlock, baseline and bare http", sides)
+	}
+	checkRatios(t, r.Ratios)
+	checkRatios(t, r.HTTPFloorRatios)
+
+	// --http-floor=false leaves it out.
+	code, stdout, stderr = runCLI(t, loadEnv, "load", "calls", "--broker", p.URL(), "-c", "1", "-d", "300ms", "--warmup", "0s",
+		"--root", "notes="+notes, "--reuse-instance", "--http-floor=false", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r = load.CallsReport{}
+	decodeReport(t, stdout, &r)
+	if r.HTTPFloor != nil || r.HTTPFloorRatios != nil || r.Baseline == nil {
+		t.Fatalf("--http-floor=false: floor %+v, baseline %+v", r.HTTPFloor, r.Baseline)
+	}
+}
+
 // TestLoadCallsTextE2E checks the report for people, the progress line
 // and a skipped default baseline (no --root), on a short run.
 func TestLoadCallsTextE2E(t *testing.T) {

@@ -1,24 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/airlock/airlock/broker/localclient"
-	relaybaseline "github.com/airlock/airlock/broker/relay/baseline"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 )
 
@@ -109,102 +100,4 @@ func (b *brokerFlags) localClient() (*localclient.Client, string, error) {
 		return nil, "", err
 	}
 	return &localclient.Client{Base: base, Token: token}, origin, nil
-}
-
-// spawnForwarder starts `airlock load forwarder` (this binary) and reads
-// the URL it prints; closing its stdin stops it.
-func spawnForwarder(ctx context.Context) (*load.FloorProcess, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	c := exec.Command(self, "load", "forwarder")
-	stdin, err := c.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := c.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	c.Stderr = os.Stderr
-	if err := c.Start(); err != nil {
-		return nil, err
-	}
-	var mu sync.Mutex // one question at a time on the pipes
-	stopped := false
-	stopFn := func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return nil
-		}
-		stopped = true
-		_ = stdin.Close()
-		_, _ = io.Copy(io.Discard, stdout)
-		return c.Wait()
-	}
-	lines := bufio.NewReader(stdout)
-	views := func() (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, err := io.WriteString(stdin, "views\n"); err != nil {
-			return 0, fmt.Errorf("the forwarder: %w", err)
-		}
-		l, err := lines.ReadString('\n')
-		if err != nil {
-			return 0, fmt.Errorf("the forwarder: %w", err)
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(l))
-		if err != nil {
-			return 0, fmt.Errorf("the forwarder answered %q", l)
-		}
-		return n, nil
-	}
-	url := make(chan string, 1)
-	go func() {
-		l, _ := lines.ReadString('\n')
-		url <- strings.TrimSpace(l)
-	}()
-	select {
-	case u := <-url:
-		if !strings.HasPrefix(u, "http://") {
-			_ = stopFn()
-			return nil, errors.New("the forwarder did not start")
-		}
-		return &load.FloorProcess{URL: u, PID: c.Process.Pid, Views: views, Stop: stopFn}, nil
-	case <-ctx.Done():
-		_ = stopFn()
-		return nil, ctx.Err()
-	}
-}
-
-// newLoadForwarderCmd is the hidden `airlock load forwarder`: the bare
-// coder/websocket forwarder (broker/relay/baseline) alone in a process,
-// so `load idle` can read its RSS the way it reads the broker's and `load
-// relay` pays the same wake-ups between processes on both sides. It
-// prints its URL, answers each "views" line on stdin with the number of
-// views it has registered, and serves until its stdin closes.
-func newLoadForwarderCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "forwarder",
-		Short:  "serve the bare coder/websocket forwarder until stdin closes (for load idle and load relay)",
-		Hidden: true,
-		Args:   exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fw, err := relaybaseline.Start()
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintln(out, fw.URL())
-			in := bufio.NewScanner(cmd.InOrStdin())
-			for in.Scan() {
-				if in.Text() == "views" {
-					fmt.Fprintln(out, fw.Views())
-				}
-			}
-			return fw.Close()
-		},
-	}
 }

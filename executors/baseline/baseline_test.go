@@ -69,6 +69,9 @@ func TestCommand(t *testing.T) {
 	if _, err := r.NewInstance(context.Background()); !errors.Is(err, ErrNotReactor) {
 		t.Fatalf("instance of a command: %v", err)
 	}
+	if _, err := r.HTTPFloor("echo"); !errors.Is(err, ErrNotReactor) {
+		t.Fatalf("HTTP floor of a command: %v", err)
+	}
 }
 
 func TestReactor(t *testing.T) {
@@ -86,6 +89,7 @@ func TestReactor(t *testing.T) {
 		t.Fatalf("fetch: %v", err)
 	}
 	reused(t, r)
+	httpFloor(t, r)
 }
 
 // reused checks that one instance serves many calls, and that fresh

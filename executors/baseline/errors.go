@@ -16,3 +16,6 @@ var (
 	// ErrNoFetch: the module fetched, which the baseline cannot do.
 	ErrNoFetch = errors.New("fetch is not available in the plain-wazero baseline")
 )
+
+// errFloorClosed: the HTTP floor was closed while serving.
+var errFloorClosed = errors.New("baseline: the HTTP floor is closed")

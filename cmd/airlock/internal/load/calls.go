@@ -28,6 +28,11 @@ type CallsOptions struct {
 	// Reuse has each baseline caller reuse one reactor instance instead
 	// of a fresh one per call.
 	Reuse bool
+	// HTTPFloor, when set, starts the baseline's module behind a bare
+	// net/http server in a process of its own (`airlock load http-floor`);
+	// with Reuse on a reactor the run measures it as a third side, the
+	// pooled call's floor with the HTTP hop between two processes in it.
+	HTTPFloor func(ctx context.Context, b Baseline, tool string) (*FloorProcess, error)
 }
 
 // errConcurrency refuses a calls run without callers.
@@ -69,9 +74,22 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		return nil, err
 	}
 	names := []string{"airlock"}
+	// A command has no instance to reuse: it runs to its exit.
+	reuse := runner != nil && o.Reuse && runner.Style() == baseline.Reactor
 	if runner != nil {
 		defer runner.Close(context.WithoutCancel(ctx))
 		names = append(names, "baseline")
+	}
+	var floor *FloorProcess
+	if reuse && o.HTTPFloor != nil {
+		if o.Progress != nil {
+			fmt.Fprintln(o.Progress, "airlock load calls: starting the bare HTTP floor (the baseline behind net/http, a process of its own)…")
+		}
+		if floor, err = o.HTTPFloor(ctx, b, call.Tool); err != nil {
+			return nil, fmt.Errorf("load: the bare HTTP floor: %w", err)
+		}
+		defer floor.Stop()
+		names = append(names, "bare http")
 	}
 	m := newMeter("calls", names...)
 	op, closeConns, err := directOp(c, call, o.Concurrency)
@@ -81,14 +99,21 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 	defer closeConns()
 	air := newCallers(o.Concurrency, op, m, 0)
 	sides := []side{air}
-	var base *callers
+	var base, bare *callers
 	if runner != nil {
-		// A command has no instance to reuse: it runs to its exit.
-		reuse := o.Reuse && runner.Style() == baseline.Reactor
 		op, closeInstances := baselineOp(runner, call.Tool, call.Args, reuse, o.Concurrency)
 		defer closeInstances(context.WithoutCancel(ctx))
 		base = newCallers(o.Concurrency, op, m, 1)
 		sides = append(sides, base)
+	}
+	if floor != nil {
+		op, closeConns, err := directOp(&v1client.Client{Base: floor.URL}, call, o.Concurrency)
+		if err != nil {
+			return nil, err
+		}
+		defer closeConns()
+		bare = newCallers(o.Concurrency, op, m, 2)
+		sides = append(sides, bare)
 	}
 	p := o.plan(runner != nil)
 	rep.SliceSeconds = p.slice.Seconds()
@@ -101,6 +126,12 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		bf := sumTallies(baselineLabel(b.Label, runner.Style(), o.Reuse), base.tallies, measured[1])
 		rep.Baseline = &bf
 		rep.Ratios = compare(rep.Airlock.CallsPerSecond, bf.CallsPerSecond, rep.Airlock.LatencyMs, bf.LatencyMs)
+	}
+	if bare != nil {
+		hf := sumTallies(fmt.Sprintf("the same reused instances behind a bare net/http server in its own process (pid %d): envelope read with encoding/json, no token, schema, bounds or metrics", floor.PID),
+			bare.tallies, measured[2])
+		rep.HTTPFloor = &hf
+		rep.HTTPFloorRatios = compare(rep.Airlock.CallsPerSecond, hf.CallsPerSecond, rep.Airlock.LatencyMs, hf.LatencyMs)
 	}
 	return rep, nil
 }
@@ -145,6 +176,10 @@ type CallsReport struct {
 	Baseline        *CallsFigures `json:"baseline,omitempty"`
 	BaselineSkipped string        `json:"baselineSkipped,omitempty"`
 	Ratios          *Ratios       `json:"ratios,omitempty"`
+	// HTTPFloor is the baseline behind a bare HTTP server (CallsOptions),
+	// and HTTPFloorRatios Airlock's figures over its.
+	HTTPFloor       *CallsFigures `json:"httpFloor,omitempty"`
+	HTTPFloorRatios *Ratios       `json:"httpFloorRatios,omitempty"`
 }
 
 // Print is the report for a person: one table, the ratios, the outcomes.
@@ -153,7 +188,7 @@ func (r *CallsReport) Print(w io.Writer) {
 		r.Baseline != nil)
 	tw := callsTable(w)
 	for name, f := range r.Sides() {
-		callsRow(tw, 8, name, f)
+		callsRow(tw, len("bare http"), name, f)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -161,9 +196,15 @@ func (r *CallsReport) Print(w io.Writer) {
 		fmt.Fprintf(w, "no baseline: %s\n", r.BaselineSkipped)
 	} else {
 		fmt.Fprintf(w, "baseline: %s\n", r.Baseline.Label)
-		printRatios(w, "calls/s", r.Ratios)
-		if !r.Airlock.AllOK() || !r.Baseline.AllOK() {
-			fmt.Fprintln(w, "note: not every call was answered ok, so the two sides did not do the same work")
+		if r.HTTPFloor != nil {
+			fmt.Fprintf(w, "bare http: %s\n", r.HTTPFloor.Label)
+		}
+		printRatios(w, "baseline", "calls/s", r.Ratios)
+		if r.HTTPFloor != nil {
+			printRatios(w, "bare http", "calls/s", r.HTTPFloorRatios)
+		}
+		if !r.Airlock.AllOK() || !r.Baseline.AllOK() || (r.HTTPFloor != nil && !r.HTTPFloor.AllOK()) {
+			fmt.Fprintln(w, "note: not every call was answered ok, so the sides did not do the same work")
 		}
 	}
 	for name, f := range r.Sides() {
@@ -186,7 +227,18 @@ func callsRow(tw io.Writer, width int, name string, f *CallsFigures) {
 }
 
 // Sides lists the figures in print order.
-func (r *CallsReport) Sides() iter.Seq2[string, *CallsFigures] { return sides(&r.Airlock, r.Baseline) }
+func (r *CallsReport) Sides() iter.Seq2[string, *CallsFigures] {
+	return func(yield func(string, *CallsFigures) bool) {
+		for name, f := range sides(&r.Airlock, r.Baseline) {
+			if !yield(name, f) {
+				return
+			}
+		}
+		if r.HTTPFloor != nil {
+			yield("bare http", r.HTTPFloor)
+		}
+	}
+}
 
 // printOutcomes lists each outcome, then the calls that got no answer.
 func printOutcomes(w io.Writer, name string, f *CallsFigures) {

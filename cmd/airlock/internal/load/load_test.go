@@ -231,9 +231,14 @@ func TestCallsReportPrint(t *testing.T) {
 		Airlock: CallsFigures{Calls: 50, CallsPerSecond: 25, LatencyMs: LatencySummary{P50: 0.5, P90: 1, P99: 2, Max: 3},
 			Outcomes: map[string]int64{"ok": 49, "overloaded": 1}}}
 	r.Ratios = compare(25, 5, r.Airlock.LatencyMs, base.LatencyMs)
+	bare := CallsFigures{Label: "behind a bare net/http server", Calls: 40, CallsPerSecond: 20,
+		LatencyMs: LatencySummary{P50: 0.4, P90: 1, P99: 2, Max: 3}, Outcomes: map[string]int64{"ok": 40}}
+	r.HTTPFloor = &bare
+	r.HTTPFloorRatios = compare(25, 20, r.Airlock.LatencyMs, bare.LatencyMs)
 	var out bytes.Buffer
 	r.Print(&out)
-	for _, want := range []string{"read_notes on http://127.0.0.1:1 (descriptor notes), 4 callers, 10s measured per side after 1s warmup, in turns of 2s",
+	for _, want := range []string{"bare http: behind a bare net/http server", "ratio Airlock/bare http: calls/s 1.25×   p50 1.25×   p99 1×",
+		"400µs","read_notes on http://127.0.0.1:1 (descriptor notes), 4 callers, 10s measured per side after 1s warmup, in turns of 2s",
 		"ratio Airlock/baseline: calls/s 5×   p50 0.5×   p99 0.5×", `airlock outcomes: {"ok":49,"overloaded":1}`,
 		"baseline: plain wazero builtin:notes", "note: not every call was answered ok", "500µs", "8.00ms"} {
 		if !strings.Contains(out.String(), want) {
@@ -246,7 +251,7 @@ func TestCallsReportPrint(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"airlock", "baseline", "ratios", "concurrency", "durationSeconds"} {
+	for _, k := range []string{"airlock", "baseline", "ratios", "httpFloor", "httpFloorRatios", "concurrency", "durationSeconds"} {
 		if _, ok := back[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}

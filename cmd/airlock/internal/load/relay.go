@@ -264,7 +264,7 @@ func (r *RelayReport) Print(w io.Writer) {
 	fmt.Fprintln(w)
 	if r.Baseline != nil {
 		fmt.Fprintf(w, "baseline: %s\n", r.Baseline.Label)
-		printRatios(w, "deliveries/s", r.Ratios)
+		printRatios(w, "baseline", "deliveries/s", r.Ratios)
 	}
 	for name, f := range r.Sides() {
 		if f.DroppedViews > 0 || f.SendErrors > 0 {

@@ -102,11 +102,12 @@ func fmtMs(v float64) string {
 	return fmt.Sprintf("%.0fµs", v*1000)
 }
 
-// printRatios is the line that answers the question of the run.
-func printRatios(w io.Writer, unit string, r *Ratios) {
+// printRatios is the line that answers the question of the run: Airlock
+// over the side named against.
+func printRatios(w io.Writer, against, unit string, r *Ratios) {
 	if r == nil {
-		fmt.Fprintln(w, "ratio Airlock/baseline: none (a side measured nothing)")
+		fmt.Fprintf(w, "ratio Airlock/%s: none (a side measured nothing)\n", against)
 		return
 	}
-	fmt.Fprintf(w, "ratio Airlock/baseline: %s %.3g×   p50 %.3g×   p99 %.3g×\n", unit, r.Throughput, r.P50, r.P99)
+	fmt.Fprintf(w, "ratio Airlock/%s: %s %.3g×   p50 %.3g×   p99 %.3g×\n", against, unit, r.Throughput, r.P50, r.P99)
 }

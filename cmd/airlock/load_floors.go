@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	relaybaseline "github.com/airlock/airlock/broker/relay/baseline"
+	"github.com/airlock/airlock/cmd/airlock/internal/load"
+)
+
+// The floors `airlock load` measures the broker against run as processes
+// of their own, started from this binary by hidden commands, so both
+// sides pay the same wake-ups between processes (RATIONALE.md, "What does
+// the relay baseline leave out, and why is it a process of its own?").
+// Each prints its URL on its first line of stdout and serves until its
+// stdin closes.
+
+// spawnSelf starts `airlock load ARGS…` (this binary) and reads the URL it
+// prints. ask writes one line to its stdin and reads one line back;
+// closing its stdin (Stop) ends it.
+func spawnSelf(ctx context.Context, what string, args ...string) (fp *load.FloorProcess, ask func(string) (string, error), err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	c := exec.Command(self, append([]string{"load"}, args...)...)
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	c.Stderr = os.Stderr
+	if err := c.Start(); err != nil {
+		return nil, nil, err
+	}
+	var mu sync.Mutex // one question at a time on the pipes
+	stopped := false
+	stop := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return nil
+		}
+		stopped = true
+		_ = stdin.Close()
+		_, _ = io.Copy(io.Discard, stdout)
+		return c.Wait()
+	}
+	lines := bufio.NewReader(stdout)
+	ask = func(q string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := io.WriteString(stdin, q+"\n"); err != nil {
+			return "", fmt.Errorf("the %s: %w", what, err)
+		}
+		l, err := lines.ReadString('\n')
+		if err != nil {
+			return "", fmt.Errorf("the %s: %w", what, err)
+		}
+		return strings.TrimSpace(l), nil
+	}
+	url := make(chan string, 1)
+	go func() {
+		l, _ := lines.ReadString('\n')
+		url <- strings.TrimSpace(l)
+	}()
+	select {
+	case u := <-url:
+		if !strings.HasPrefix(u, "http://") {
+			_ = stop()
+			return nil, nil, fmt.Errorf("the %s did not start", what)
+		}
+		return &load.FloorProcess{URL: u, PID: c.Process.Pid, Stop: stop}, ask, nil
+	case <-ctx.Done():
+		_ = stop()
+		return nil, nil, ctx.Err()
+	}
+}
+
+// spawnForwarder starts `airlock load forwarder`; its Views asks it how
+// many views it has registered.
+func spawnForwarder(ctx context.Context) (*load.FloorProcess, error) {
+	fp, ask, err := spawnSelf(ctx, "forwarder", "forwarder")
+	if err != nil {
+		return nil, err
+	}
+	fp.Views = func() (int, error) {
+		l, err := ask("views")
+		if err != nil {
+			return 0, err
+		}
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			return 0, fmt.Errorf("the forwarder answered %q", l)
+		}
+		return n, nil
+	}
+	return fp, nil
+}
+
+// spawnHTTPFloor starts `airlock load http-floor` on the baseline b.
+func spawnHTTPFloor(ctx context.Context, b load.Baseline, tool string) (*load.FloorProcess, error) {
+	args := []string{"http-floor", "--baseline", b.Label, "--tool", tool}
+	for name, dir := range b.Roots {
+		args = append(args, "--root", name+"="+dir)
+	}
+	if b.CacheDir != "" {
+		args = append(args, "--cache-dir", b.CacheDir)
+	}
+	fp, _, err := spawnSelf(ctx, "bare HTTP floor", args...)
+	return fp, err
+}
+
+// serveUntilStdinCloses prints url, answers each line of stdin with
+// answer (when set), and returns once stdin closes.
+func serveUntilStdinCloses(cmd *cobra.Command, url string, answer func(string) string) {
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out, url)
+	in := bufio.NewScanner(cmd.InOrStdin())
+	for in.Scan() {
+		if answer != nil {
+			fmt.Fprintln(out, answer(in.Text()))
+		}
+	}
+}
+
+// newLoadForwarderCmd is the hidden `airlock load forwarder`: the bare
+// coder/websocket forwarder (broker/relay/baseline) alone in a process,
+// so `load idle` can read its RSS the way it reads the broker's and `load
+// relay` pays the same wake-ups between processes on both sides. It
+// answers each "views" line on stdin with the number of views it has
+// registered.
+func newLoadForwarderCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "forwarder",
+		Short:  "serve the bare coder/websocket forwarder until stdin closes (for load idle and load relay)",
+		Hidden: true,
+		Args:   exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fw, err := relaybaseline.Start()
+			if err != nil {
+				return err
+			}
+			serveUntilStdinCloses(cmd, fw.URL(), func(q string) string {
+				if q == "views" {
+					return strconv.Itoa(fw.Views())
+				}
+				return "?"
+			})
+			return fw.Close()
+		},
+	}
+}
+
+// newLoadHTTPFloorCmd is the hidden `airlock load http-floor`: a
+// baseline's reactor behind a bare net/http server
+// (executors/baseline.HTTPFloor) alone in a process, the third side of
+// `load calls --reuse-instance`.
+func newLoadHTTPFloorCmd() *cobra.Command {
+	var label, tool, cacheDir string
+	roots := rootsFlag{}
+	c := &cobra.Command{
+		Use:    "http-floor",
+		Short:  "serve a baseline's tool behind a bare net/http server until stdin closes (for load calls)",
+		Hidden: true,
+		Args:   exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if label == "" || tool == "" {
+				return usageErr("--baseline and --tool are required")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			srv, err := load.StartHTTPFloor(ctx, label, tool, roots, cacheDir)
+			if err != nil {
+				return err
+			}
+			serveUntilStdinCloses(cmd, srv.URL, nil)
+			return srv.Close(context.WithoutCancel(ctx))
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&label, "baseline", "", "the baseline's `SOURCE`: a plugin folder or builtin:ID")
+	fs.StringVar(&tool, "tool", "", "the `TOOL` to serve")
+	fs.Var(roots, "root", "the baseline's roots: `NAME=DIR` (repeatable)")
+	fs.StringVar(&cacheDir, "cache-dir", "", "a wazero compilation cache `DIR` to compile through")
+	return c
+}

@@ -1,0 +1,129 @@
+package baseline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// maxHTTPCall bounds a call envelope the HTTP floor reads, as the broker
+// bounds POST /v1/calls.
+const maxHTTPCall = 16 << 20
+
+// HTTPFloor is a reactor's tool behind a bare net/http handler: the floor
+// of POST /v1/calls with the HTTP hop in it. Each POST body is a call
+// envelope (PROTOCOL section 6) read with encoding/json for its callId
+// and args only; the tool runs on a reused instance (one per request in
+// flight, kept for the next request) and the answer envelope goes back
+// with status 200. There is no token, schema, bounds, routing, metric or
+// check of the output: what is left of a pooled call once Airlock's own
+// work is taken out. A call that fails answers 500 with no envelope, and
+// its instance is closed rather than reused.
+type HTTPFloor struct {
+	r    *Runner
+	tool string
+
+	mu     sync.Mutex
+	idle   []*Instance
+	closed bool
+}
+
+// HTTPFloor serves tool on reused instances of the runner's reactor.
+func (r *Runner) HTTPFloor(tool string) (*HTTPFloor, error) {
+	if r.style != Reactor {
+		return nil, ErrNotReactor
+	}
+	return &HTTPFloor{r: r, tool: tool}, nil
+}
+
+// floorCall is what the floor reads of a call envelope.
+type floorCall struct {
+	CallID string          `json:"callId"`
+	Args   json.RawMessage `json:"args"`
+}
+
+func (f *HTTPFloor) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		http.Error(w, "POST a call envelope", http.StatusMethodNotAllowed)
+		return
+	}
+	var c floorCall
+	if err := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxHTTPCall)).Decode(&c); err != nil {
+		http.Error(w, "the body is not a call envelope", http.StatusBadRequest)
+		return
+	}
+	out, err := f.call(req.Context(), c.Args)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	answer, err := wire.Answer{V: wire.Version, CallID: c.CallID, OK: true, Observed: out}.AppendJSON(nil)
+	if err != nil {
+		http.Error(w, "the tool's output is not JSON", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(answer)
+}
+
+// call runs the tool on an idle instance, or a new one, and keeps the
+// instance for the next call unless the call failed.
+func (f *HTTPFloor) call(ctx context.Context, args []byte) ([]byte, error) {
+	inst, err := f.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := inst.Call(ctx, f.tool, args)
+	if err != nil {
+		_ = inst.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	f.put(ctx, inst)
+	return out, nil
+}
+
+func (f *HTTPFloor) take(ctx context.Context) (*Instance, error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, errFloorClosed
+	}
+	if n := len(f.idle); n > 0 {
+		inst := f.idle[n-1]
+		f.idle = f.idle[:n-1]
+		f.mu.Unlock()
+		return inst, nil
+	}
+	f.mu.Unlock()
+	return f.r.NewInstance(ctx)
+}
+
+func (f *HTTPFloor) put(ctx context.Context, inst *Instance) {
+	f.mu.Lock()
+	if !f.closed {
+		f.idle = append(f.idle, inst)
+		inst = nil
+	}
+	f.mu.Unlock()
+	if inst != nil {
+		_ = inst.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// Close closes the idle instances; a request still running closes its
+// own when it ends. The Runner stays open.
+func (f *HTTPFloor) Close(ctx context.Context) error {
+	f.mu.Lock()
+	idle := f.idle
+	f.idle, f.closed = nil, true
+	f.mu.Unlock()
+	var err error
+	for _, inst := range idle {
+		err = errors.Join(err, inst.Close(ctx))
+	}
+	return err
+}
