@@ -238,7 +238,7 @@ func TestCallsReportPrint(t *testing.T) {
 	var out bytes.Buffer
 	r.Print(&out)
 	for _, want := range []string{"bare http: behind a bare net/http server", "ratio Airlock/bare http: calls/s 1.25×   p50 1.25×   p99 1×",
-		"400µs","read_notes on http://127.0.0.1:1 (descriptor notes), 4 callers, 10s measured per side after 1s warmup, in turns of 2s",
+		"400µs", "read_notes on http://127.0.0.1:1 (descriptor notes), 4 callers, 10s measured per side after 1s warmup, in turns of 2s",
 		"ratio Airlock/baseline: calls/s 5×   p50 0.5×   p99 0.5×", `airlock outcomes: {"ok":49,"overloaded":1}`,
 		"baseline: plain wazero builtin:notes", "note: not every call was answered ok", "500µs", "8.00ms"} {
 		if !strings.Contains(out.String(), want) {
