@@ -31,7 +31,7 @@ func newLoadCmd() *cobra.Command {
 		Long:  loadHelp,
 	}
 	groupCommand(c)
-	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd(), newLoadIdleCmd(), newLoadForwarderCmd(), newLoadHTTPFloorCmd())
+	c.AddCommand(newLoadCallsCmd(), newLoadRelayCmd(), newLoadIdleCmd(), newLoadForwarderCmd(), newLoadHTTPFloorCmd(), newLoadRTTEchoCmd())
 	return c
 }
 
@@ -164,6 +164,7 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if f.httpFloor {
 		o.HTTPFloor = spawnHTTPFloor
 	}
+	o.RTTEcho = spawnRTTEcho
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airlock/airlock/broker/channel/rtt"
 	relaybaseline "github.com/airlock/airlock/broker/relay/baseline"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 )
@@ -125,6 +126,12 @@ func spawnHTTPFloor(ctx context.Context, b load.Baseline, tool string) (*load.Fl
 	return fp, err
 }
 
+// spawnRTTEcho starts `airlock load rtt-echo` answering answerSize bytes.
+func spawnRTTEcho(ctx context.Context, answerSize int) (*load.FloorProcess, error) {
+	fp, _, err := spawnSelf(ctx, "rtt echo", "rtt-echo", "--answer-size", strconv.Itoa(answerSize))
+	return fp, err
+}
+
 // serveUntilStdinCloses prints url, answers each line of stdin with
 // answer (when set), and returns once stdin closes.
 func serveUntilStdinCloses(cmd *cobra.Command, url string, answer func(string) string) {
@@ -197,5 +204,32 @@ func newLoadHTTPFloorCmd() *cobra.Command {
 	fs.StringVar(&tool, "tool", "", "the `TOOL` to serve")
 	fs.Var(roots, "root", "the baseline's roots: `NAME=DIR` (repeatable)")
 	fs.StringVar(&cacheDir, "cache-dir", "", "a wazero compilation cache `DIR` to compile through")
+	return c
+}
+
+// newLoadRTTEchoCmd is the hidden `airlock load rtt-echo`: the far end of
+// the paired shape's rtt floor (broker/channel/rtt.Echo) alone in a
+// process, as the environment it stands beside is one.
+func newLoadRTTEchoCmd() *cobra.Command {
+	var answerSize int
+	c := &cobra.Command{
+		Use:    "rtt-echo",
+		Short:  "answer every WebSocket message with one frame of --answer-size bytes until stdin closes (for load calls --paired-descriptor)",
+		Hidden: true,
+		Args:   exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if answerSize < 2 || answerSize > rtt.MaxFrame {
+				return usageErr("--answer-size must be from 2 to %d, got %d", rtt.MaxFrame, answerSize)
+			}
+			e, err := rtt.NewEcho(answerSize)
+			if err != nil {
+				return err
+			}
+			serveUntilStdinCloses(cmd, e.URL(), nil)
+			e.Close()
+			return nil
+		},
+	}
+	c.Flags().IntVar(&answerSize, "answer-size", 0, "the size in `BYTES` of every answer")
 	return c
 }

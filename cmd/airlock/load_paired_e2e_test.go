@@ -70,7 +70,7 @@ func TestLoadCallsPairedE2E(t *testing.T) {
 	}
 	for _, want := range []string{"echo on " + w.broker.URL() + ", paired descriptor fxpaired (machine:lab) beside local descriptor fxlocal, 1 callers",
 		"\n  paired ", "\n  local ", "\n  rtt ", "\n  local + rtt ", "ratio paired/(local + rtt): calls/s ",
-		"paired: POST /v1/calls to fxpaired, served by machine:lab over /channel", `paired outcomes: {"ok":`, `local outcomes: {"ok":`, `rtt outcomes: {"ok":`} {
+		"paired: POST /v1/calls to fxpaired, served by machine:lab over /channel", "rtt: one bare coder/websocket round trip on loopback to an echo in its own process (pid ", `paired outcomes: {"ok":`, `local outcomes: {"ok":`, `rtt outcomes: {"ok":`} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}

@@ -27,26 +27,26 @@ const MaxFrame = 65 << 20
 // ErrClosed is a round trip on a floor whose connection has ended.
 var ErrClosed = errors.New("rtt: the connection is closed")
 
-// Floor is a loopback coder/websocket server that answers every message
-// with one frame of a fixed size, and one client connection to it. Round
-// trips may be in flight concurrently on the one connection, as a
-// channel's calls are; the server answers in order, so the client's
-// reader hands each answer to the oldest waiter.
-type Floor struct {
+// Echo is the floor's far end: a loopback coder/websocket server that
+// answers every message with one frame of a fixed size, on one
+// connection only (another local process that dials it gets 403, so
+// Close never waits on a stranger's). `airlock load calls
+// --paired-descriptor` runs it in a process of its own (the hidden
+// `airlock load rtt-echo`), since the environment it stands beside is
+// one; BenchmarkCalls, whose environment shares the broker's process,
+// runs it in-process (New).
+type Echo struct {
 	srv     *http.Server
 	addr    string        // the server's host:port
 	served  chan struct{} // closed when the server's Serve returns
 	handled chan struct{} // closed when the server's one connection ends
 	taken   atomic.Bool   // the server has accepted its one connection
-	conn    *websocket.Conn
-	mu      sync.Mutex // orders writes with the waiter queue
-	waiters []chan struct{}
-	done    chan struct{} // closed when the client's reader ends
+	stop    context.CancelFunc
 }
 
-// New starts a floor whose answers are answerSize bytes (a JSON string;
-// at least 2).
-func New(ctx context.Context, answerSize int) (*Floor, error) {
+// NewEcho starts an echo whose answers are answerSize bytes (a JSON
+// string; at least 2).
+func NewEcho(answerSize int) (*Echo, error) {
 	if answerSize > MaxFrame {
 		return nil, fmt.Errorf("rtt: an answer of %d bytes is over %d", answerSize, MaxFrame)
 	}
@@ -55,15 +55,14 @@ func New(ctx context.Context, answerSize int) (*Floor, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Floor{addr: ln.Addr().String(), done: make(chan struct{}), served: make(chan struct{}), handled: make(chan struct{})}
-	f.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// One connection only, the floor's own: another local process
-		// that dials the port gets 403, so Close never waits on it.
-		if !f.taken.CompareAndSwap(false, true) {
+	ctx, stop := context.WithCancel(context.Background())
+	e := &Echo{addr: ln.Addr().String(), served: make(chan struct{}), handled: make(chan struct{}), stop: stop}
+	e.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !e.taken.CompareAndSwap(false, true) {
 			http.Error(w, "taken", http.StatusForbidden)
 			return
 		}
-		defer close(f.handled)
+		defer close(e.handled)
 		conn, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -71,26 +70,71 @@ func New(ctx context.Context, answerSize int) (*Floor, error) {
 		defer conn.CloseNow()
 		conn.SetReadLimit(MaxFrame)
 		for {
-			if _, _, err := conn.Read(context.Background()); err != nil {
+			if _, _, err := conn.Read(ctx); err != nil {
 				return
 			}
-			if err := conn.Write(context.Background(), websocket.MessageText, reply); err != nil {
+			if err := conn.Write(ctx, websocket.MessageText, reply); err != nil {
 				return
 			}
 		}
 	})}
-	go func() { defer close(f.served); _ = f.srv.Serve(ln) }()
-	conn, _, err := websocket.Dial(ctx, "ws://"+f.addr, nil)
+	go func() { defer close(e.served); _ = e.srv.Serve(ln) }()
+	return e, nil
+}
+
+// URL is where the echo listens, http://HOST:PORT.
+func (e *Echo) URL() string { return "http://" + e.addr }
+
+// Close ends the echo's connection and server, and waits for their
+// goroutines.
+func (e *Echo) Close() {
+	e.stop()
+	_ = e.srv.Close()
+	<-e.served
+	if e.taken.Load() {
+		<-e.handled
+	}
+}
+
+// Floor is one client connection to an Echo. Round trips may be in
+// flight concurrently on the one connection, as a channel's calls are;
+// the echo answers in order, so the client's reader hands each answer to
+// the oldest waiter.
+type Floor struct {
+	echo    *Echo // the in-process echo New started; nil after Dial
+	conn    *websocket.Conn
+	mu      sync.Mutex // orders writes with the waiter queue
+	waiters []chan struct{}
+	done    chan struct{} // closed when the client's reader ends
+}
+
+// New starts an echo in this process whose answers are answerSize bytes
+// and connects to it.
+func New(ctx context.Context, answerSize int) (*Floor, error) {
+	e, err := NewEcho(answerSize)
 	if err != nil {
-		_ = f.srv.Close()
-		<-f.served
-		if f.taken.Load() {
-			<-f.handled
-		}
 		return nil, err
 	}
-	conn.SetReadLimit(int64(len(reply)))
-	f.conn = conn
+	f, err := Dial(ctx, e.URL(), answerSize)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	f.echo = e
+	return f, nil
+}
+
+// Dial connects to the echo at url, whose answers are answerSize bytes.
+func Dial(ctx context.Context, url string, answerSize int) (*Floor, error) {
+	if answerSize > MaxFrame {
+		return nil, fmt.Errorf("rtt: an answer of %d bytes is over %d", answerSize, MaxFrame)
+	}
+	conn, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetReadLimit(int64(max(answerSize, 2)))
+	f := &Floor{conn: conn, done: make(chan struct{})}
 	go f.read()
 	return f, nil
 }
@@ -135,12 +179,12 @@ func (f *Floor) RoundTrip(ctx context.Context, frame []byte) error {
 	}
 }
 
-// Close ends the connection and the server, and waits for their
-// goroutines.
+// Close ends the connection, and the echo New started, and waits for
+// their goroutines.
 func (f *Floor) Close() {
 	_ = f.conn.CloseNow()
 	<-f.done
-	_ = f.srv.Close()
-	<-f.served
-	<-f.handled
+	if f.echo != nil {
+		f.echo.Close()
+	}
 }

@@ -43,7 +43,7 @@ func TestOneConnectionOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	resp, err := http.Get("http://" + f.addr)
+	resp, err := http.Get(f.echo.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,5 +61,30 @@ func TestOneConnectionOnly(t *testing.T) {
 func TestAnswerTooLarge(t *testing.T) {
 	if _, err := New(context.Background(), MaxFrame+1); err == nil || !strings.Contains(err.Error(), "over") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestDialledEcho: a floor dialled to an echo started apart (as `airlock
+// load rtt-echo` runs it, in a process of its own) round-trips, and the
+// echo's Close ends its connection instead of waiting for the client.
+func TestDialledEcho(t *testing.T) {
+	e, err := NewEcho(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Dial(context.Background(), e.URL(), 64)
+	if err != nil {
+		e.Close()
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for range 10 {
+		if err := f.RoundTrip(context.Background(), []byte(`{"v":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	if err := f.RoundTrip(context.Background(), []byte(`{"v":1}`)); err == nil {
+		t.Fatal("a round trip after the echo closed succeeded")
 	}
 }

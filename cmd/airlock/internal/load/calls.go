@@ -33,6 +33,10 @@ type CallsOptions struct {
 	// with Reuse on a reactor the run measures it as a third side, the
 	// pooled call's floor with the HTTP hop between two processes in it.
 	HTTPFloor func(ctx context.Context, b Baseline, tool string) (*FloorProcess, error)
+	// RTTEcho, when set, starts the paired shape's rtt echo in a process
+	// of its own (`airlock load rtt-echo`), as the environment it stands
+	// beside is one; unset, the echo runs in the load tool's process.
+	RTTEcho func(ctx context.Context, answerSize int) (*FloorProcess, error)
 }
 
 // errConcurrency refuses a calls run without callers.

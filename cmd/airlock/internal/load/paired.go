@@ -39,7 +39,7 @@ func Paired(ctx context.Context, c *v1client.Client, pc PairedCalls, o CallsOpti
 	if err != nil {
 		return nil, err
 	}
-	floor, err := rtt.New(ctx, answerSize)
+	floor, echoLabel, err := startRTT(ctx, answerSize, o)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +77,47 @@ func Paired(ctx context.Context, c *v1client.Client, pc PairedCalls, o CallsOpti
 		sides[0].tallies, measured[0])
 	rep.Local = sumTallies(fmt.Sprintf("POST /v1/calls to %s, served by the broker's own executors", pc.Local.DescriptorID),
 		sides[1].tallies, measured[1])
-	rep.RTT = sumTallies(fmt.Sprintf("one bare coder/websocket round trip on loopback, %d bytes out, %d back", len(callFrame), answerSize),
+	rep.RTT = sumTallies(fmt.Sprintf("one bare coder/websocket round trip on loopback to %s, %d bytes out, %d back", echoLabel, len(callFrame), answerSize),
 		sides[2].tallies, measured[2])
 	rep.Floor, rep.Ratios = pairedFloor(&rep.Paired, &rep.Local, &rep.RTT)
 	return rep, nil
+}
+
+// startRTT connects the rtt side to its echo: in a process of its own
+// when o.RTTEcho is set (the environment is one too), else in this
+// process. It says which.
+func startRTT(ctx context.Context, answerSize int, o CallsOptions) (rttSide, string, error) {
+	if o.RTTEcho == nil {
+		f, err := rtt.New(ctx, answerSize)
+		return f, "an echo in the load tool's process", err
+	}
+	p, err := o.RTTEcho(ctx, answerSize)
+	if err != nil {
+		return nil, "", fmt.Errorf("load: the rtt echo: %w", err)
+	}
+	f, err := rtt.Dial(ctx, p.URL, answerSize)
+	if err != nil {
+		_ = p.Stop()
+		return nil, "", err
+	}
+	return rttOwnProcess{f, p}, fmt.Sprintf("an echo in its own process (pid %d)", p.PID), nil
+}
+
+// rttSide is the floor's round trip, whichever process its echo is in.
+type rttSide interface {
+	RoundTrip(ctx context.Context, frame []byte) error
+	Close()
+}
+
+// rttOwnProcess is a floor dialled to an echo process, which Close stops.
+type rttOwnProcess struct {
+	*rtt.Floor
+	p *FloorProcess
+}
+
+func (r rttOwnProcess) Close() {
+	r.Floor.Close()
+	_ = r.p.Stop()
 }
 
 // channelFrames makes one call to the paired descriptor and returns the
