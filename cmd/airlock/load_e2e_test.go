@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/airlock/airlock/broker/channel/rtt"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 )
 
@@ -203,4 +210,76 @@ func TestLoadIdleE2E(t *testing.T) {
 	if r.Airlock.Source != "/metrics" || r.Airlock.Goroutines <= 0 || !strings.HasPrefix(r.Baseline.Source, "/proc/") {
 		t.Errorf("sources: %+v, %+v", r.Airlock, r.Baseline)
 	}
+}
+
+// TestLoadFloorsRefuseStrangers is the attack on the floor processes a
+// load run starts: another local process that finds the HTTP floor's port
+// cannot read the operator's notes through it, and cannot take the rtt
+// echo's one connection; only requests with the run's secret (given on
+// the child's stdin) are served.
+func TestLoadFloorsRefuseStrangers(t *testing.T) {
+	notes := t.TempDir()
+	if err := os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Private\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "e2e-floor-secret-0123456789abcdef0123456789abcdef"
+	floor := func(t *testing.T, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binPath, append([]string{"load"}, args...)...)
+		stdin, err := cmd.StdinPipe()
+		must(t, err)
+		stdout, err := cmd.StdoutPipe()
+		must(t, err)
+		must(t, cmd.Start())
+		t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+		_, err = io.WriteString(stdin, secret+"\n")
+		must(t, err)
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
+			t.Fatalf("the floor printed %q, %v", line, err)
+		}
+		return strings.TrimSpace(line)
+	}
+	post := func(url, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, url+"/v1/calls", strings.NewReader(
+			`{"v":1,"callId":"x","tool":"read_notes","descriptorId":"notes","args":{"path":"welcome.md"},"boundsEcho":{}}`))
+		if token != "" {
+			req.Header.Set(contract.TokenHeader, token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+
+	t.Run("http-floor", func(t *testing.T) {
+		url := floor(t, "http-floor", "--baseline", "builtin:notes", "--tool", "read_notes", "--root", "notes="+notes, "--cache-dir", cacheDir)
+		for _, token := range []string{"", "wrong", secret + "x", loadToken} {
+			if code, body := post(url, token); code != http.StatusUnauthorized || strings.Contains(body, "Private") {
+				t.Errorf("token %q: %d %q", token, code, body)
+			}
+		}
+		if code, body := post(url, secret); code != http.StatusOK || !strings.Contains(body, "Private") {
+			t.Fatalf("the run's own request: %d %q", code, body)
+		}
+	})
+	t.Run("rtt-echo", func(t *testing.T) {
+		url := floor(t, "rtt-echo", "--answer-size", "16")
+		ctx := context.Background()
+		if _, err := rtt.Dial(ctx, url, nil, 16); err == nil {
+			t.Fatal("a stranger's dial was admitted")
+		}
+		if _, err := rtt.Dial(ctx, url, load.SecretHeader("wrong"), 16); err == nil {
+			t.Fatal("a dial with the wrong secret was admitted")
+		}
+		f, err := rtt.Dial(ctx, url, load.SecretHeader(secret), 16)
+		if err != nil {
+			t.Fatalf("the run's own dial, after the strangers': %v", err)
+		}
+		defer f.Close()
+		if err := f.RoundTrip(ctx, []byte(`{"v":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

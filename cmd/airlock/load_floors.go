@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -24,12 +26,13 @@ import (
 // of their own, started from this binary by hidden commands, so both
 // sides pay the same wake-ups between processes (RATIONALE.md, "What does
 // the relay baseline leave out, and why is it a process of its own?").
-// Each prints its URL on its first line of stdout and serves until its
-// stdin closes.
+// Each reads its run's secret from the first line of its stdin (the
+// forwarder ignores it: it carries only the load's own messages), prints
+// its URL on its first line of stdout, and serves until its stdin closes.
 
-// spawnSelf starts `airlock load ARGS…` (this binary) and reads the URL it
-// prints. ask writes one line to its stdin and reads one line back;
-// closing its stdin (Stop) ends it.
+// spawnSelf starts `airlock load ARGS…` (this binary) with a fresh secret
+// and reads the URL it prints. ask writes one line to its stdin and reads
+// one line back; closing its stdin (Stop) ends it.
 func spawnSelf(ctx context.Context, what string, args ...string) (fp *load.FloorProcess, ask func(string) (string, error), err error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -47,6 +50,12 @@ func spawnSelf(ctx context.Context, what string, args ...string) (fp *load.Floor
 	c.Stderr = os.Stderr
 	if err := c.Start(); err != nil {
 		return nil, nil, err
+	}
+	secret := load.NewSecret()
+	if _, err := io.WriteString(stdin, secret+"\n"); err != nil {
+		_ = stdin.Close()
+		_ = c.Wait()
+		return nil, nil, fmt.Errorf("the %s: %w", what, err)
 	}
 	var mu sync.Mutex // one question at a time on the pipes
 	stopped := false
@@ -85,7 +94,7 @@ func spawnSelf(ctx context.Context, what string, args ...string) (fp *load.Floor
 			_ = stop()
 			return nil, nil, fmt.Errorf("the %s did not start", what)
 		}
-		return &load.FloorProcess{URL: u, PID: c.Process.Pid, Stop: stop}, ask, nil
+		return &load.FloorProcess{URL: u, PID: c.Process.Pid, Secret: secret, Stop: stop}, ask, nil
 	case <-ctx.Done():
 		_ = stop()
 		return nil, nil, ctx.Err()
@@ -132,17 +141,27 @@ func spawnRTTEcho(ctx context.Context, answerSize int) (*load.FloorProcess, erro
 	return fp, err
 }
 
-// serveUntilStdinCloses prints url, answers each line of stdin with
-// answer (when set), and returns once stdin closes.
-func serveUntilStdinCloses(cmd *cobra.Command, url string, answer func(string) string) {
+// floorChild is a hidden floor command's side of spawnSelf: start is
+// given the run's secret (stdin's first line) and returns the URL to
+// print; each later line of stdin is answered with answer (when set)
+// until stdin closes.
+func floorChild(cmd *cobra.Command, start func(secret string) (url string, err error), answer func(string) string) error {
+	in := bufio.NewScanner(cmd.InOrStdin())
+	if !in.Scan() {
+		return errors.New("no secret on stdin: this command is started by airlock load")
+	}
+	url, err := start(in.Text())
+	if err != nil {
+		return err
+	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintln(out, url)
-	in := bufio.NewScanner(cmd.InOrStdin())
 	for in.Scan() {
 		if answer != nil {
 			fmt.Fprintln(out, answer(in.Text()))
 		}
 	}
+	return nil
 }
 
 // newLoadForwarderCmd is the hidden `airlock load forwarder`: the bare
@@ -158,17 +177,24 @@ func newLoadForwarderCmd() *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fw, err := relaybaseline.Start()
-			if err != nil {
-				return err
-			}
-			serveUntilStdinCloses(cmd, fw.URL(), func(q string) string {
+			var fw *relaybaseline.Forwarder
+			err := floorChild(cmd, func(string) (string, error) {
+				var err error
+				fw, err = relaybaseline.Start()
+				if err != nil {
+					return "", err
+				}
+				return fw.URL(), nil
+			}, func(q string) string {
 				if q == "views" {
 					return strconv.Itoa(fw.Views())
 				}
 				return "?"
 			})
-			return fw.Close()
+			if fw != nil {
+				err = errors.Join(err, fw.Close())
+			}
+			return err
 		},
 	}
 }
@@ -191,12 +217,19 @@ func newLoadHTTPFloorCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv, err := load.StartHTTPFloor(ctx, label, tool, roots, cacheDir)
-			if err != nil {
-				return err
+			var srv *load.HTTPFloorServer
+			err := floorChild(cmd, func(secret string) (string, error) {
+				var err error
+				srv, err = load.StartHTTPFloor(ctx, label, tool, roots, cacheDir, secret)
+				if err != nil {
+					return "", err
+				}
+				return srv.URL, nil
+			}, nil)
+			if srv != nil {
+				err = errors.Join(err, srv.Close(context.WithoutCancel(ctx)))
 			}
-			serveUntilStdinCloses(cmd, srv.URL, nil)
-			return srv.Close(context.WithoutCancel(ctx))
+			return err
 		},
 	}
 	fs := c.Flags()
@@ -221,13 +254,19 @@ func newLoadRTTEchoCmd() *cobra.Command {
 			if answerSize < 2 || answerSize > rtt.MaxFrame {
 				return usageErr("--answer-size must be from 2 to %d, got %d", rtt.MaxFrame, answerSize)
 			}
-			e, err := rtt.NewEcho(answerSize)
-			if err != nil {
-				return err
+			var e *rtt.Echo
+			err := floorChild(cmd, func(secret string) (string, error) {
+				var err error
+				e, err = rtt.NewEcho(answerSize, func(h http.Handler) http.Handler { return load.SecretGuard(secret, h) })
+				if err != nil {
+					return "", err
+				}
+				return e.URL(), nil
+			}, nil)
+			if e != nil {
+				e.Close()
 			}
-			serveUntilStdinCloses(cmd, e.URL(), nil)
-			e.Close()
-			return nil
+			return err
 		},
 	}
 	c.Flags().IntVar(&answerSize, "answer-size", 0, "the size in `BYTES` of every answer")

@@ -45,8 +45,9 @@ type Echo struct {
 }
 
 // NewEcho starts an echo whose answers are answerSize bytes (a JSON
-// string; at least 2).
-func NewEcho(answerSize int) (*Echo, error) {
+// string; at least 2). guard, when set, wraps its handler: `airlock load
+// rtt-echo` admits only the load run that started it.
+func NewEcho(answerSize int, guard func(http.Handler) http.Handler) (*Echo, error) {
 	if answerSize > MaxFrame {
 		return nil, fmt.Errorf("rtt: an answer of %d bytes is over %d", answerSize, MaxFrame)
 	}
@@ -57,7 +58,7 @@ func NewEcho(answerSize int) (*Echo, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	e := &Echo{addr: ln.Addr().String(), served: make(chan struct{}), handled: make(chan struct{}), stop: stop}
-	e.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !e.taken.CompareAndSwap(false, true) {
 			http.Error(w, "taken", http.StatusForbidden)
 			return
@@ -77,7 +78,11 @@ func NewEcho(answerSize int) (*Echo, error) {
 				return
 			}
 		}
-	})}
+	})
+	if guard != nil {
+		h = guard(h)
+	}
+	e.srv = &http.Server{Handler: h}
 	go func() { defer close(e.served); _ = e.srv.Serve(ln) }()
 	return e, nil
 }
@@ -111,11 +116,11 @@ type Floor struct {
 // New starts an echo in this process whose answers are answerSize bytes
 // and connects to it.
 func New(ctx context.Context, answerSize int) (*Floor, error) {
-	e, err := NewEcho(answerSize)
+	e, err := NewEcho(answerSize, nil)
 	if err != nil {
 		return nil, err
 	}
-	f, err := Dial(ctx, e.URL(), answerSize)
+	f, err := Dial(ctx, e.URL(), nil, answerSize)
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -124,12 +129,13 @@ func New(ctx context.Context, answerSize int) (*Floor, error) {
 	return f, nil
 }
 
-// Dial connects to the echo at url, whose answers are answerSize bytes.
-func Dial(ctx context.Context, url string, answerSize int) (*Floor, error) {
+// Dial connects to the echo at url, whose answers are answerSize bytes,
+// with header on the upgrade request (nil for none).
+func Dial(ctx context.Context, url string, header http.Header, answerSize int) (*Floor, error) {
 	if answerSize > MaxFrame {
 		return nil, fmt.Errorf("rtt: an answer of %d bytes is over %d", answerSize, MaxFrame)
 	}
-	conn, _, err := websocket.Dial(ctx, url, nil)
+	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
 	if err != nil {
 		return nil, err
 	}

@@ -68,11 +68,11 @@ func TestAnswerTooLarge(t *testing.T) {
 // load rtt-echo` runs it, in a process of its own) round-trips, and the
 // echo's Close ends its connection instead of waiting for the client.
 func TestDialledEcho(t *testing.T) {
-	e, err := NewEcho(64)
+	e, err := NewEcho(64, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := Dial(context.Background(), e.URL(), 64)
+	f, err := Dial(context.Background(), e.URL(), nil, 64)
 	if err != nil {
 		e.Close()
 		t.Fatal(err)
@@ -86,5 +86,36 @@ func TestDialledEcho(t *testing.T) {
 	e.Close()
 	if err := f.RoundTrip(context.Background(), []byte(`{"v":1}`)); err == nil {
 		t.Fatal("a round trip after the echo closed succeeded")
+	}
+}
+
+// TestGuardedEcho: an echo with a guard serves only the dials it admits;
+// one refused does not take the echo's one connection.
+func TestGuardedEcho(t *testing.T) {
+	guard := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Run") != "mine" {
+				http.Error(w, "not yours", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	e, err := NewEcho(8, guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if f, err := Dial(context.Background(), e.URL(), nil, 8); err == nil {
+		f.Close()
+		t.Fatal("a dial without the header was admitted")
+	}
+	f, err := Dial(context.Background(), e.URL(), http.Header{"X-Run": {"mine"}}, 8)
+	if err != nil {
+		t.Fatalf("the admitted dial: %v", err)
+	}
+	defer f.Close()
+	if err := f.RoundTrip(context.Background(), []byte("x")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -111,7 +111,7 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		sides = append(sides, base)
 	}
 	if floor != nil {
-		op, closeConns, err := directOp(&v1client.Client{Base: floor.URL}, call, o.Concurrency)
+		op, closeConns, err := directOp(&v1client.Client{Base: floor.URL, Token: floor.Secret}, call, o.Concurrency)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +132,7 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		rep.Ratios = compare(rep.Airlock.CallsPerSecond, bf.CallsPerSecond, rep.Airlock.LatencyMs, bf.LatencyMs)
 	}
 	if bare != nil {
-		hf := sumTallies(fmt.Sprintf("the same reused instances behind a bare net/http server in its own process (pid %d): envelope read with encoding/json, no token, schema, bounds or metrics", floor.PID),
+		hf := sumTallies(fmt.Sprintf("the same reused instances behind a bare net/http server in its own process (pid %d): its run's secret checked, the envelope read with encoding/json, no schema, bounds or metrics", floor.PID),
 			bare.tallies, measured[2])
 		rep.HTTPFloor = &hf
 		rep.HTTPFloorRatios = compare(rep.Airlock.CallsPerSecond, hf.CallsPerSecond, rep.Airlock.LatencyMs, hf.LatencyMs)

@@ -22,8 +22,9 @@ type HTTPFloorServer struct {
 
 // StartHTTPFloor compiles the baseline named by label (a plugin folder or
 // builtin:ID, with the folders of its roots) through cacheDir ("" for
-// none) and serves tool on a free loopback port.
-func StartHTTPFloor(ctx context.Context, label, tool string, roots map[string]string, cacheDir string) (*HTTPFloorServer, error) {
+// none) and serves tool on a free loopback port to requests that carry
+// secret (SecretGuard).
+func StartHTTPFloor(ctx context.Context, label, tool string, roots map[string]string, cacheDir, secret string) (*HTTPFloorServer, error) {
 	b, err := loadBaseline(label, tool, roots)
 	if err != nil {
 		return nil, err
@@ -43,7 +44,7 @@ func StartHTTPFloor(ctx context.Context, label, tool string, roots map[string]st
 		return nil, err
 	}
 	s := &HTTPFloorServer{URL: "http://" + ln.Addr().String(), floor: floor, runner: r, served: make(chan error, 1),
-		srv: &http.Server{Handler: floor, ReadHeaderTimeout: callTimeout}}
+		srv: &http.Server{Handler: SecretGuard(secret, floor), ReadHeaderTimeout: callTimeout}}
 	go func() { s.served <- s.srv.Serve(ln) }()
 	return s, nil
 }

@@ -41,14 +41,17 @@ type IdleOptions struct {
 	Progress io.Writer
 }
 
-// FloorProcess is a running bare forwarder in its own process: its URL,
-// its pid (whose VmRSS is read), how many views it has registered, and
-// how to stop it.
+// FloorProcess is a floor running in a process of its own (the bare
+// forwarder, the HTTP floor, the rtt echo): its URL, its pid (whose VmRSS
+// `load idle` reads), the secret its requests must carry (secret.go),
+// for the forwarder how many views it has registered, and how to stop
+// it.
 type FloorProcess struct {
-	URL   string
-	PID   int
-	Views func() (int, error)
-	Stop  func() error
+	URL    string
+	PID    int
+	Secret string
+	Views  func() (int, error)
+	Stop   func() error
 }
 
 var errIdleTopology = errors.New("load: sessions and views must be at least 1, --settle not negative, --dialers not negative")

@@ -95,7 +95,7 @@ func startRTT(ctx context.Context, answerSize int, o CallsOptions) (rttSide, str
 	if err != nil {
 		return nil, "", fmt.Errorf("load: the rtt echo: %w", err)
 	}
-	f, err := rtt.Dial(ctx, p.URL, answerSize)
+	f, err := rtt.Dial(ctx, p.URL, SecretHeader(p.Secret), answerSize)
 	if err != nil {
 		_ = p.Stop()
 		return nil, "", err
