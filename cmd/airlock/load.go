@@ -130,9 +130,12 @@ func newLoadCallsCmd() *cobra.Command {
 			"The baseline compiles through the broker's compilation cache (found from --config, --data and the\n" +
 			"environment as `airlock serve` finds it) when that folder exists, so a module the broker compiled is\n" +
 			"not compiled again; it never creates one.\n" +
+			"With --reuse-instance on a reactor a third side, bare http, runs the same module on reused instances behind a\n" +
+			"bare net/http server in a process of its own, and the report adds the ratio Airlock/bare http: what the broker's\n" +
+			"own layers cost once the HTTP hop is in the floor (--http-floor=false leaves it out).\n" +
 			"With --paired-descriptor ID --local-descriptor ID it measures the tool on a paired environment's descriptor\n" +
-			"beside the same tool on the broker's own and a bare loopback WebSocket round trip (local + rtt, the\n" +
-			"channel's floor) in one run, and prints the ratio paired/(local + rtt); the README's Load tool section has a recipe.",
+			"beside the same tool on the broker's own and a bare loopback WebSocket round trip to an echo in a process of\n" +
+			"its own (local + rtt, the channel's floor) in one run, and prints the ratio paired/(local + rtt); the README's Load tool section has a recipe.",
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadCalls(cmd, f) },
 	}

@@ -25,10 +25,12 @@ import (
 // The floors `airlock load` measures the broker against run as processes
 // of their own, started from this binary by hidden commands, so both
 // sides pay the same wake-ups between processes (RATIONALE.md, "What does
-// the relay baseline leave out, and why is it a process of its own?").
-// Each reads its run's secret from the first line of its stdin (the
-// forwarder ignores it: it carries only the load's own messages), prints
-// its URL on its first line of stdout, and serves until its stdin closes.
+// the relay baseline leave out, and what does it share?", and "Why does
+// the paired shape's rtt echo run in a process of its own?"). Each reads
+// its run's secret from the first line of its stdin (RATIONALE.md, "Why
+// does a floor process take a secret, on its stdin?"; the forwarder
+// ignores it: it carries only the load's own messages), prints its URL on
+// its first line of stdout, and serves until its stdin closes.
 
 // spawnSelf starts `airlock load ARGS…` (this binary) with a fresh secret
 // and reads the URL it prints. ask writes one line to its stdin and reads

@@ -15,7 +15,8 @@ import (
 // from the load (the rtt echo serves one connection) admits only requests
 // that carry its run's secret in the token header. The secret is made per
 // run, reaches the child on its stdin (never argv, which other local
-// users can read) and is compared in constant time.
+// users can read) and is compared in constant time (RATIONALE.md, "Why
+// does a floor process take a secret, on its stdin?").
 
 // NewSecret is a fresh per-run secret.
 func NewSecret() string {
