@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -23,6 +24,11 @@ import (
 // MaxFrame bounds a frame either end reads: the largest call or answer
 // the channel carries (64 MiB of output) with room for its envelope.
 const MaxFrame = 65 << 20
+
+// readHeaderTimeout bounds the wait for an upgrade request's header, so
+// a local process that connects and sends nothing does not hold a
+// connection on the echo for the rest of the run.
+const readHeaderTimeout = 10 * time.Second
 
 // ErrClosed is a round trip on a floor whose connection has ended.
 var ErrClosed = errors.New("rtt: the connection is closed")
@@ -82,7 +88,7 @@ func NewEcho(answerSize int, guard func(http.Handler) http.Handler) (*Echo, erro
 	if guard != nil {
 		h = guard(h)
 	}
-	e.srv = &http.Server{Handler: h}
+	e.srv = &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}
 	go func() { defer close(e.served); _ = e.srv.Serve(ln) }()
 	return e, nil
 }

@@ -119,3 +119,17 @@ func TestGuardedEcho(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEchoBoundsHeaderReads: a local process that connects to the echo and
+// never sends a request does not hold the connection (and its goroutine)
+// for the rest of the run.
+func TestEchoBoundsHeaderReads(t *testing.T) {
+	e, err := NewEcho(2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.srv.ReadHeaderTimeout <= 0 {
+		t.Fatal("the echo waits forever for a request's header")
+	}
+}

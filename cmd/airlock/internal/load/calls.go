@@ -96,7 +96,7 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		names = append(names, "bare http")
 	}
 	m := newMeter("calls", names...)
-	op, closeConns, err := directOp(c, call, o.Concurrency)
+	op, closeConns, err := directOp(c, call, o.Concurrency, "broker")
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		sides = append(sides, base)
 	}
 	if floor != nil {
-		op, closeConns, err := directOp(&v1client.Client{Base: floor.URL, Token: floor.Secret}, call, o.Concurrency)
+		op, closeConns, err := directOp(&v1client.Client{Base: floor.URL, Token: floor.Secret}, call, o.Concurrency, "bare HTTP floor")
 		if err != nil {
 			return nil, err
 		}

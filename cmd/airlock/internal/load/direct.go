@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/airlock/airlock/broker/relay/contract"
@@ -31,6 +32,7 @@ const maxAnswerBytes = 64 << 20
 // callId, the body read to its end and held to wire.ParseAnswer.
 // RATIONALE.md, "Why does `airlock load calls` speak HTTP/1.1 itself?"
 type directCaller struct {
+	peer              string // what its errors call the server: "broker", "bare HTTP floor"
 	addr, host, token string
 	head, tail        []byte // the call's JSON around its callId value
 	idPrefix          []byte // the quoted callId prefix, without its closing quote
@@ -42,11 +44,12 @@ type directCaller struct {
 	body []byte // the answer being read, reused
 }
 
-// newDirectCallers prepares n callers of call on the broker at base.
-func newDirectCallers(c *v1client.Client, call wire.Call, n int) ([]*directCaller, error) {
+// newDirectCallers prepares n callers of call on the server at c.Base,
+// which their errors call peer.
+func newDirectCallers(c *v1client.Client, call wire.Call, n int, peer string) ([]*directCaller, error) {
 	u, err := url.Parse(c.Base)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("load: the broker URL %q is not http://HOST:PORT", c.Base)
+		return nil, fmt.Errorf("load: the %s URL %q is not http://HOST:PORT", peer, c.Base)
 	}
 	prefix := call.CallID + "_"
 	blank := call
@@ -63,7 +66,7 @@ func newDirectCallers(c *v1client.Client, call wire.Call, n int) ([]*directCalle
 	out := make([]*directCaller, n)
 	for w := range out {
 		id := append(bytes.Clone(quoted[:len(quoted)-1]), strconv.Itoa(w)+"_"...)
-		out[w] = &directCaller{addr: u.Host, host: u.Host, token: c.Token,
+		out[w] = &directCaller{peer: peer, addr: u.Host, host: u.Host, token: c.Token,
 			head: append(bytes.Clone(head), `"callId":`...), tail: tail, idPrefix: id}
 	}
 	return out, nil
@@ -85,7 +88,7 @@ func (d *directCaller) roundTrip(ctx context.Context, seq int64) (wire.Answer, e
 		var dialer net.Dialer
 		conn, err := dialer.DialContext(ctx, "tcp", d.addr)
 		if err != nil {
-			return wire.Answer{}, fmt.Errorf("broker unreachable: %w", err)
+			return wire.Answer{}, fmt.Errorf("%s unreachable: %w", d.peer, err)
 		}
 		d.conn, d.br = conn, bufio.NewReaderSize(conn, 16<<10)
 	}
@@ -130,11 +133,11 @@ func (d *directCaller) roundTrip(ctx context.Context, seq int64) (wire.Answer, e
 		d.close()
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusBadRequest {
-		return wire.Answer{}, fmt.Errorf("broker answered %s", resp.Status)
+		return wire.Answer{}, fmt.Errorf("%s answered %s: %s", d.peer, resp.Status, excerpt(data))
 	}
 	a, err := wire.ParseAnswer(data)
 	if err != nil {
-		return wire.Answer{}, fmt.Errorf("the broker's answer is not a valid envelope: %w", err)
+		return wire.Answer{}, fmt.Errorf("the %s's answer is not a valid envelope: %w", d.peer, err)
 	}
 	return a, nil
 }
@@ -143,7 +146,7 @@ func (d *directCaller) roundTrip(ctx context.Context, seq int64) (wire.Answer, e
 func (d *directCaller) readBody(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	if resp.ContentLength > maxAnswerBytes {
-		return nil, fmt.Errorf("the broker's answer is over %d bytes", maxAnswerBytes)
+		return nil, fmt.Errorf("the %s's answer is over %d bytes", d.peer, maxAnswerBytes)
 	}
 	buf := bytes.NewBuffer(d.body[:0])
 	if resp.ContentLength > 0 {
@@ -154,10 +157,16 @@ func (d *directCaller) readBody(resp *http.Response) ([]byte, error) {
 		return nil, err
 	}
 	if n > maxAnswerBytes {
-		return nil, fmt.Errorf("the broker's answer is over %d bytes", maxAnswerBytes)
+		return nil, fmt.Errorf("the %s's answer is over %d bytes", d.peer, maxAnswerBytes)
 	}
 	d.body = buf.Bytes()
 	return d.body, nil
+}
+
+// excerpt is the start of an answer that is not an envelope, for an
+// error: the HTTP floor says why a call failed only in its body.
+func excerpt(body []byte) string {
+	return strings.TrimSpace(string(body[:min(len(body), 200)]))
 }
 
 func (d *directCaller) close() {
@@ -170,9 +179,9 @@ func (d *directCaller) close() {
 // directOp posts the call from each caller on its own connection, each
 // call with its own callId (unique per caller and call, for the broker's
 // logs). Caller w only ever touches its own directCaller. The returned
-// func closes the connections.
-func directOp(c *v1client.Client, call wire.Call, callers int) (callOp, func(), error) {
-	ds, err := newDirectCallers(c, call, callers)
+// func closes the connections. Errors call the server peer.
+func directOp(c *v1client.Client, call wire.Call, callers int, peer string) (callOp, func(), error) {
+	ds, err := newDirectCallers(c, call, callers, peer)
 	if err != nil {
 		return nil, nil, err
 	}

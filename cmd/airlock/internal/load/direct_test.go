@@ -61,7 +61,7 @@ func TestDirectCallerCallsOnOneConnection(t *testing.T) {
 		data, _ := wire.Observed(c.CallID, json.RawMessage(`{"text":"hi"}`), &wire.Budget{}).MarshalJSON()
 		return http.StatusOK, string(data)
 	})
-	op, closeAll, err := directOp(&v1client.Client{Base: srv.URL, Token: "tok"}, directCall(t), 1)
+	op, closeAll, err := directOp(&v1client.Client{Base: srv.URL, Token: "tok"}, directCall(t), 1, "broker")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestDirectCallerRefusesBadAnswers(t *testing.T) {
 		i++
 		return r.status, r.body
 	})
-	op, closeAll, err := directOp(&v1client.Client{Base: srv.URL, Token: "tok"}, directCall(t), 1)
+	op, closeAll, err := directOp(&v1client.Client{Base: srv.URL, Token: "tok"}, directCall(t), 1, "broker")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,5 +113,27 @@ func TestDirectCallerRefusesBadAnswers(t *testing.T) {
 	}
 	if n := conns.Load(); n != 3 {
 		t.Fatalf("%d connections, want a new one after each failure (3)", n)
+	}
+}
+
+// TestDirectCallerNamesItsPeer: a failure on the bare HTTP floor's side
+// names that floor, not the broker, and carries the reason the floor
+// gave, so the report's "first:" error says what went wrong where.
+func TestDirectCallerNamesItsPeer(t *testing.T) {
+	srv, _ := directServer(t, func(wire.Call) (int, string) {
+		return http.StatusInternalServerError, "open /notes/a.md: no such file\n"
+	})
+	op, closeAll, err := directOp(&v1client.Client{Base: srv.URL, Token: "tok"}, directCall(t), 1, "bare HTTP floor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	_, err = op(context.Background(), 0)
+	if want := "bare HTTP floor answered 500 Internal Server Error: open /notes/a.md: no such file"; err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	srv.Close()
+	if _, err := op(context.Background(), 0); err == nil || !strings.HasPrefix(err.Error(), "bare HTTP floor unreachable: ") {
+		t.Fatalf("a floor that is gone: %v", err)
 	}
 }

@@ -45,12 +45,12 @@ func Paired(ctx context.Context, c *v1client.Client, pc PairedCalls, o CallsOpti
 	}
 	defer floor.Close()
 	m := newMeter("calls", "paired", "local", "rtt")
-	pairedOp, closePaired, err := directOp(c, pc.Paired, o.Concurrency)
+	pairedOp, closePaired, err := directOp(c, pc.Paired, o.Concurrency, "broker")
 	if err != nil {
 		return nil, err
 	}
 	defer closePaired()
-	localOp, closeLocal, err := directOp(c, pc.Local, o.Concurrency)
+	localOp, closeLocal, err := directOp(c, pc.Local, o.Concurrency, "broker")
 	if err != nil {
 		return nil, err
 	}

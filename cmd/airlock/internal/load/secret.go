@@ -31,12 +31,16 @@ func SecretHeader(secret string) http.Header {
 }
 
 // SecretGuard answers 401 to a request without secret in the token
-// header, and passes the rest to next.
+// header, and closes its connection (a floor's server has no idle
+// timeout, since the run's own connections wait out the other sides'
+// turns, so a kept one would be a stranger's to park); it passes the rest
+// to next.
 func SecretGuard(secret string, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(secret))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := sha256.Sum256([]byte(r.Header.Get(contract.TokenHeader)))
 		if secret == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("Connection", "close")
 			http.Error(w, "this floor serves only the load run that started it", http.StatusUnauthorized)
 			return
 		}

@@ -37,3 +37,29 @@ func TestSecretGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretGuardClosesRefused: a refused connection is closed rather
+// than kept alive, so a stranger cannot park idle connections on a floor
+// (its server has no idle timeout: the run's own connections wait out the
+// other sides' turns).
+func TestSecretGuardClosesRefused(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	s := NewSecret()
+	srv := httptest.NewServer(SecretGuard(s, ok))
+	defer srv.Close()
+	for _, c := range []struct {
+		secret    string
+		wantClose bool
+	}{{"wrong", true}, {s, false}} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+		req.Header = SecretHeader(c.secret)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Close != c.wantClose {
+			t.Errorf("secret %q: %s, connection closed %v, want %v", c.secret, resp.Status, resp.Close, c.wantClose)
+		}
+	}
+}
