@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -34,8 +33,15 @@ import (
 
 // spawnSelf starts `airlock load ARGS…` (this binary) with a fresh secret
 // and reads the URL it prints. ask writes one line to its stdin and reads
-// one line back; closing its stdin (Stop) ends it.
+// one line back; closing its stdin (Stop) ends it. An error says that the
+// floor named what did not start, and why (the child's own reason is on
+// stderr, which it shares).
 func spawnSelf(ctx context.Context, what string, args ...string) (fp *load.FloorProcess, ask func(string) (string, error), err error) {
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			err = fmt.Errorf("the %s did not start: %w", what, err)
+		}
+	}()
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, err
@@ -56,8 +62,7 @@ func spawnSelf(ctx context.Context, what string, args ...string) (fp *load.Floor
 	secret := load.NewSecret()
 	if _, err := io.WriteString(stdin, secret+"\n"); err != nil {
 		_ = stdin.Close()
-		_ = c.Wait()
-		return nil, nil, fmt.Errorf("the %s: %w", what, err)
+		return nil, nil, errors.Join(err, c.Wait())
 	}
 	var mu sync.Mutex // one question at a time on the pipes
 	stopped := false
@@ -93,8 +98,10 @@ func spawnSelf(ctx context.Context, what string, args ...string) (fp *load.Floor
 	select {
 	case u := <-url:
 		if !strings.HasPrefix(u, "http://") {
-			_ = stop()
-			return nil, nil, fmt.Errorf("the %s did not start", what)
+			if err := stop(); err != nil {
+				return nil, nil, err // its exit status
+			}
+			return nil, nil, fmt.Errorf("it printed %q, not its URL", u)
 		}
 		return &load.FloorProcess{URL: u, PID: c.Process.Pid, Secret: secret, Stop: stop}, ask, nil
 	case <-ctx.Done():
@@ -147,7 +154,12 @@ func spawnRTTEcho(ctx context.Context, answerSize int) (*load.FloorProcess, erro
 // given the run's secret (stdin's first line) and returns the URL to
 // print; each later line of stdin is answered with answer (when set)
 // until stdin closes.
+//
+// A Ctrl-C at the terminal reaches the whole process group; the floor
+// ignores it, so the load, which catches it to report what it measured,
+// is the one that ends it (by closing its stdin) once nothing runs on it.
 func floorChild(cmd *cobra.Command, start func(secret string) (url string, err error), answer func(string) string) error {
+	signal.Ignore(os.Interrupt)
 	in := bufio.NewScanner(cmd.InOrStdin())
 	if !in.Scan() {
 		return errors.New("no secret on stdin: this command is started by airlock load")
@@ -217,8 +229,7 @@ func newLoadHTTPFloorCmd() *cobra.Command {
 			if label == "" || tool == "" {
 				return usageErr("--baseline and --tool are required")
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			ctx := context.Background()
 			var srv *load.HTTPFloorServer
 			err := floorChild(cmd, func(secret string) (string, error) {
 				var err error

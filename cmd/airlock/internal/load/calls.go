@@ -90,7 +90,7 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 			fmt.Fprintln(o.Progress, "airlock load calls: starting the bare HTTP floor (the baseline behind net/http, a process of its own)…")
 		}
 		if floor, err = o.HTTPFloor(ctx, b, call.Tool); err != nil {
-			return nil, fmt.Errorf("load: the bare HTTP floor: %w", err)
+			return nil, fmt.Errorf("load: %w", err)
 		}
 		defer floor.Stop()
 		names = append(names, "bare http")

@@ -93,7 +93,7 @@ func startRTT(ctx context.Context, answerSize int, o CallsOptions) (rttSide, str
 	}
 	p, err := o.RTTEcho(ctx, answerSize)
 	if err != nil {
-		return nil, "", fmt.Errorf("load: the rtt echo: %w", err)
+		return nil, "", fmt.Errorf("load: %w", err)
 	}
 	f, err := rtt.Dial(ctx, p.URL, SecretHeader(p.Secret), answerSize)
 	if err != nil {
