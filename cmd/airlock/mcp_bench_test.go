@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -77,9 +78,16 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 			b.Fatalf("%v %v", mcptest.Text(res), err)
 		}
 	}
-	// The three are interleaved, one call each per iteration, so that a
-	// change in the machine's load weighs on all of them alike.
+	// The four are interleaved, one call each per iteration, so that a
+	// change in the machine's load weighs on all of them alike. Each
+	// call's time is kept too, for the medians.
 	var took [4]time.Duration
+	var each [4][]time.Duration
+	lap := func(i int, start time.Time) {
+		d := time.Since(start)
+		took[i] += d
+		each[i] = append(each[i], d)
+	}
 	for b.Loop() {
 		start := time.Now()
 		call, err := v1client.NewCall(ds, "read_notes", "", args)
@@ -89,18 +97,18 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		if a, _, err := v1.Call(ctx, call); err != nil || !a.OK {
 			b.Fatalf("%+v %v", a, err)
 		}
-		took[0] += time.Since(start)
+		lap(0, start)
 		start = time.Now()
 		mcpCall(stdio)
-		took[1] += time.Since(start)
+		lap(1, start)
 		start = time.Now()
 		mcpCall(overHTTP)
-		took[2] += time.Since(start)
+		lap(2, start)
 		start = time.Now()
 		if _, err := lines.Call("read_notes", args); err != nil {
 			b.Fatal(err)
 		}
-		took[3] += time.Since(start)
+		lap(3, start)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(took[0].Microseconds())/n, "v1-µs/call")
@@ -110,6 +118,14 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 	b.ReportMetric(float64(took[1])/float64(took[0]), "stdio/v1")
 	b.ReportMetric(float64(took[2])/float64(took[0]), "http/v1")
 	b.ReportMetric(float64(took[3])/float64(took[0]), "stdio-lines/v1")
+	// Medians, as issue 13's other rows are read: one slow call (a GC,
+	// a neighbour) moves a mean by more than the difference measured.
+	p50 := func(xs []time.Duration) float64 {
+		slices.Sort(xs)
+		return float64(xs[len(xs)/2])
+	}
+	b.ReportMetric(p50(each[1])/p50(each[0]), "stdio/v1-p50")
+	b.ReportMetric(p50(each[3])/p50(each[0]), "stdio-lines/v1-p50")
 }
 
 // startLines starts `airlock mcp` on pipes with a line client, initialized.
