@@ -152,22 +152,23 @@ func spawnRTTEcho(ctx context.Context, answerSize int) (*load.FloorProcess, erro
 
 // floorChild is a hidden floor command's side of spawnSelf: start is
 // given the run's secret (stdin's first line) and returns the URL to
-// print; each later line of stdin is answered with answer (when set)
-// until stdin closes.
+// print and how to stop; each later line of stdin is answered with answer
+// (when set) until stdin closes, and then the floor is stopped.
 //
 // A Ctrl-C at the terminal reaches the whole process group; the floor
 // ignores it, so the load, which catches it to report what it measured,
 // is the one that ends it (by closing its stdin) once nothing runs on it.
-func floorChild(cmd *cobra.Command, start func(secret string) (url string, err error), answer func(string) string) error {
+func floorChild(cmd *cobra.Command, start func(secret string) (url string, stop func() error, err error), answer func(string) string) (err error) {
 	signal.Ignore(os.Interrupt)
 	in := bufio.NewScanner(cmd.InOrStdin())
 	if !in.Scan() {
 		return errors.New("no secret on stdin: this command is started by airlock load")
 	}
-	url, err := start(in.Text())
+	url, stop, err := start(in.Text())
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, stop()) }()
 	out := cmd.OutOrStdout()
 	fmt.Fprintln(out, url)
 	for in.Scan() {
@@ -192,23 +193,18 @@ func newLoadForwarderCmd() *cobra.Command {
 		Args:   exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var fw *relaybaseline.Forwarder
-			err := floorChild(cmd, func(string) (string, error) {
+			return floorChild(cmd, func(string) (string, func() error, error) {
 				var err error
-				fw, err = relaybaseline.Start()
-				if err != nil {
-					return "", err
+				if fw, err = relaybaseline.Start(); err != nil {
+					return "", nil, err
 				}
-				return fw.URL(), nil
+				return fw.URL(), fw.Close, nil
 			}, func(q string) string {
 				if q == "views" {
 					return strconv.Itoa(fw.Views())
 				}
 				return "?"
 			})
-			if fw != nil {
-				err = errors.Join(err, fw.Close())
-			}
-			return err
 		},
 	}
 }
@@ -229,20 +225,14 @@ func newLoadHTTPFloorCmd() *cobra.Command {
 			if label == "" || tool == "" {
 				return usageErr("--baseline and --tool are required")
 			}
-			ctx := context.Background()
-			var srv *load.HTTPFloorServer
-			err := floorChild(cmd, func(secret string) (string, error) {
-				var err error
-				srv, err = load.StartHTTPFloor(ctx, label, tool, roots, cacheDir, secret)
+			return floorChild(cmd, func(secret string) (string, func() error, error) {
+				ctx := context.Background()
+				srv, err := load.StartHTTPFloor(ctx, label, tool, roots, cacheDir, secret)
 				if err != nil {
-					return "", err
+					return "", nil, err
 				}
-				return srv.URL, nil
+				return srv.URL, func() error { return srv.Close(ctx) }, nil
 			}, nil)
-			if srv != nil {
-				err = errors.Join(err, srv.Close(context.WithoutCancel(ctx)))
-			}
-			return err
 		},
 	}
 	fs := c.Flags()
@@ -267,19 +257,13 @@ func newLoadRTTEchoCmd() *cobra.Command {
 			if answerSize < 2 || answerSize > rtt.MaxFrame {
 				return usageErr("--answer-size must be from 2 to %d, got %d", rtt.MaxFrame, answerSize)
 			}
-			var e *rtt.Echo
-			err := floorChild(cmd, func(secret string) (string, error) {
-				var err error
-				e, err = rtt.NewEcho(answerSize, func(h http.Handler) http.Handler { return load.SecretGuard(secret, h) })
+			return floorChild(cmd, func(secret string) (string, func() error, error) {
+				e, err := rtt.NewEcho(answerSize, func(h http.Handler) http.Handler { return load.SecretGuard(secret, h) })
 				if err != nil {
-					return "", err
+					return "", nil, err
 				}
-				return e.URL(), nil
+				return e.URL(), func() error { e.Close(); return nil }, nil
 			}, nil)
-			if e != nil {
-				e.Close()
-			}
-			return err
 		},
 	}
 	c.Flags().IntVar(&answerSize, "answer-size", 0, "the size in `BYTES` of every answer")
