@@ -2,7 +2,6 @@ package contract
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/airlock/airlock/executors/wire"
@@ -81,38 +80,16 @@ func envelopeTwoWalks(top envelopeFields) (*Message, map[string]json.RawMessage,
 
 func envelopeMembersTwoWalks(data []byte) (envelopeFields, *Refusal) {
 	var top envelopeFields
-	err := wire.EachMember(data, MaxFrameDepth, func(key []byte, v json.RawMessage) {
-		switch string(key) {
-		case "protocolVersion":
-			top.version = v
-		case "workspaceSessionId":
-			top.session = v
-		case "type":
-			top.typ = v
-		case "payload":
-			top.payload = v
-		case "hostSequence":
-			top.sequence = v
-		default:
-			top.unknown = true
-		}
-	})
-	switch {
-	case errors.Is(err, wire.ErrDuplicateKey):
-		return envelopeFields{}, invalid(DetailDuplicateKey)
-	case err != nil:
-		return envelopeFields{}, invalid(DetailNotJSONObject)
+	if r := walkRefusal(wire.EachMember(data, MaxFrameDepth, top.take)); r != nil {
+		return envelopeFields{}, r
 	}
 	return top, nil
 }
 
 func objectMembersTwoWalks(data []byte) (map[string]json.RawMessage, *Refusal) {
 	m, err := wire.MembersInterned(data, MaxFrameDepth, nil)
-	switch {
-	case errors.Is(err, wire.ErrDuplicateKey):
-		return nil, invalid(DetailDuplicateKey)
-	case err != nil:
-		return nil, invalid(DetailNotJSONObject)
+	if r := walkRefusal(err); r != nil {
+		return nil, r
 	}
 	return m, nil
 }

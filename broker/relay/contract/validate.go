@@ -218,31 +218,42 @@ type envelopeFields struct {
 // payload split in the same walk?").
 func envelopeMembers(data []byte) (envelopeFields, *Refusal) {
 	var top envelopeFields
-	err := wire.EachMemberOf(data, MaxFrameDepth, "payload", func(key []byte, v json.RawMessage) {
-		switch string(key) {
-		case "protocolVersion":
-			top.version = v
-		case "workspaceSessionId":
-			top.session = v
-		case "type":
-			top.typ = v
-		case "payload":
-			top.payload = v
-		case "hostSequence":
-			top.sequence = v
-		default:
-			top.unknown = true
-		}
-	}, func(key []byte, v json.RawMessage) {
+	err := wire.EachMemberOf(data, MaxFrameDepth, "payload", top.take, func(key []byte, v json.RawMessage) {
 		if i, ok := payloadIndex[string(key)]; ok {
 			top.fields[i] = v
 		}
 	})
-	switch {
-	case errors.Is(err, wire.ErrDuplicateKey):
-		return envelopeFields{}, invalid(DetailDuplicateKey)
-	case err != nil:
-		return envelopeFields{}, invalid(DetailNotJSONObject)
+	if r := walkRefusal(err); r != nil {
+		return envelopeFields{}, r
 	}
 	return top, nil
+}
+
+// take keeps one top-level member of the envelope.
+func (f *envelopeFields) take(key []byte, v json.RawMessage) {
+	switch string(key) {
+	case "protocolVersion":
+		f.version = v
+	case "workspaceSessionId":
+		f.session = v
+	case "type":
+		f.typ = v
+	case "payload":
+		f.payload = v
+	case "hostSequence":
+		f.sequence = v
+	default:
+		f.unknown = true
+	}
+}
+
+// walkRefusal names why wire's strict walk refused a frame; nil for none.
+func walkRefusal(err error) *Refusal {
+	switch {
+	case errors.Is(err, wire.ErrDuplicateKey):
+		return invalid(DetailDuplicateKey)
+	case err != nil:
+		return invalid(DetailNotJSONObject)
+	}
+	return nil
 }
