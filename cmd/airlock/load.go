@@ -205,17 +205,9 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if b.CacheDir, err = brokerCacheDir(f.settings); err != nil {
 		return err
 	}
-	var reps []*load.CallsReport
-	for _, n := range f.concurrency {
-		o.Concurrency = n
-		rep, err := load.Calls(ctx, c, call, b, o)
-		if err != nil {
-			return brokerErr(err)
-		}
-		reps = append(reps, rep)
-		if rep.Interrupted {
-			break
-		}
+	reps, err := load.Calls(ctx, c, call, b, o, f.concurrency...)
+	if err != nil {
+		return brokerErr(err)
 	}
 	f.printShapes(cmd.OutOrStdout(), reps)
 	return nil

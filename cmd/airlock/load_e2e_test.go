@@ -79,7 +79,8 @@ func TestLoadCallsE2E(t *testing.T) {
 
 // TestLoadCallsHTTPFloorE2E checks the third side of a reused-instance
 // run: the baseline behind a bare net/http server in a process of its
-// own, answering every call with a valid envelope.
+// own, answering every call with a valid envelope; one floor serves
+// every shape of the run.
 func TestLoadCallsHTTPFloorE2E(t *testing.T) {
 	notes := t.TempDir()
 	if err := os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Welcome\n"), 0o644); err != nil {
@@ -88,28 +89,37 @@ func TestLoadCallsHTTPFloorE2E(t *testing.T) {
 	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + loadToken}
 	p := startServe(t, procOptions{Args: []string{"--root", "notes=" + notes}, Env: env, Secrets: []string{loadToken}})
 	loadEnv := append(env, "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
-	code, stdout, stderr := runCLI(t, loadEnv, "load", "calls", "--broker", p.URL(), "-c", "2", "-d", "1s", "--warmup", "200ms",
+	code, stdout, stderr := runCLI(t, loadEnv, "load", "calls", "--broker", p.URL(), "-c", "1,2", "-d", "1s", "--warmup", "200ms",
 		"--root", "notes="+notes, "--reuse-instance", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	var r load.CallsReport
-	decodeReport(t, stdout, &r)
-	if r.HTTPFloor == nil || !strings.Contains(r.HTTPFloor.Label, "bare net/http server in its own process") {
-		t.Fatalf("no bare HTTP side: %+v", r.HTTPFloor)
+	var reps []load.CallsReport
+	decodeReport(t, stdout, &reps)
+	if len(reps) != 2 || reps[0].Concurrency != 1 || reps[1].Concurrency != 2 {
+		t.Fatalf("%d reports, want -c 1 then -c 2", len(reps))
 	}
-	sides := 0
-	for name, f := range r.Sides() {
-		sides++
-		if f.Calls <= 0 || !f.AllOK() {
-			t.Errorf("%s: %+v", name, f)
+	for _, r := range reps {
+		if r.HTTPFloor == nil || !strings.Contains(r.HTTPFloor.Label, "bare net/http server in its own process") {
+			t.Fatalf("-c %d: no bare HTTP side: %+v", r.Concurrency, r.HTTPFloor)
 		}
+		sides := 0
+		for name, f := range r.Sides() {
+			sides++
+			if f.Calls <= 0 || !f.AllOK() {
+				t.Errorf("-c %d: %s: %+v", r.Concurrency, name, f)
+			}
+		}
+		if sides != 3 {
+			t.Fatalf("-c %d: %d sides, want airlock, baseline and bare http", r.Concurrency, sides)
+		}
+		checkRatios(t, r.Ratios)
+		checkRatios(t, r.HTTPFloorRatios)
 	}
-	if sides != 3 {
-		t.Fatalf("%d sides, want airlock, baseline and bare http", sides)
+	if reps[0].HTTPFloor.Label != reps[1].HTTPFloor.Label {
+		t.Errorf("each shape started its own floor (its pid is in the label):\n%s\n%s", reps[0].HTTPFloor.Label, reps[1].HTTPFloor.Label)
 	}
-	checkRatios(t, r.Ratios)
-	checkRatios(t, r.HTTPFloorRatios)
+	var r load.CallsReport
 
 	// --http-floor=false leaves it out.
 	code, stdout, stderr = runCLI(t, loadEnv, "load", "calls", "--broker", p.URL(), "-c", "1", "-d", "300ms", "--warmup", "0s",

@@ -62,28 +62,28 @@ func KeepAlive(c *v1client.Client, callers int) *http.Transport {
 	return t
 }
 
-// Calls posts call through c from o.Concurrency callers and, in turns,
-// runs the baseline b (compiled first) at the same concurrency, then
-// reports both. A ctx that ends cuts the run short: the report covers
-// what was measured until then.
-func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, o CallsOptions) (*CallsReport, error) {
-	if err := o.Check(); err != nil {
-		return nil, err
+// Calls posts call through c from callers and, in turns, runs the
+// baseline b at the same concurrency, then reports both: one report for
+// each number of callers in shapes, measured one after the other. The
+// baseline is compiled, and the bare HTTP floor started, once for all of
+// them. A ctx that ends cuts the run short: the last report covers what
+// was measured until then, and no later shape runs.
+func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, o CallsOptions, shapes ...int) ([]*CallsReport, error) {
+	for _, n := range shapes {
+		o.Concurrency = n
+		if err := o.Check(); err != nil {
+			return nil, err
+		}
 	}
-	rep := &CallsReport{Command: "calls", Broker: c.Base, Tool: call.Tool, DescriptorID: call.DescriptorID,
-		Concurrency: o.Concurrency, BaselineSkipped: b.Skipped,
-		RunInfo: RunInfo{DurationSeconds: o.Duration.Seconds(), WarmupSeconds: o.Warmup.Seconds()}}
 	runner, err := startBaseline(ctx, b, o.Progress)
 	if err != nil {
 		return nil, err
 	}
-	names := []string{"airlock"}
-	// A command has no instance to reuse: it runs to its exit.
-	reuse := runner != nil && o.Reuse && runner.Style() == baseline.Reactor
 	if runner != nil {
 		defer runner.Close(context.WithoutCancel(ctx))
-		names = append(names, "baseline")
 	}
+	// A command has no instance to reuse: it runs to its exit.
+	reuse := runner != nil && o.Reuse && runner.Style() == baseline.Reactor
 	var floor *FloorProcess
 	if reuse && o.HTTPFloor != nil {
 		if o.Progress != nil {
@@ -93,6 +93,34 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 			return nil, fmt.Errorf("load: %w", err)
 		}
 		defer floor.Stop()
+	}
+	var reps []*CallsReport
+	for _, n := range shapes {
+		o.Concurrency = n
+		rep, err := callsShape(ctx, c, call, b, o, runner, reuse, floor)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
+		if rep.Interrupted {
+			break
+		}
+	}
+	return reps, nil
+}
+
+// callsShape is one shape of Calls: o.Concurrency callers on each side,
+// against the runner and the floor when there are.
+func callsShape(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, o CallsOptions,
+	runner *baseline.Runner, reuse bool, floor *FloorProcess) (*CallsReport, error) {
+	rep := &CallsReport{Command: "calls", Broker: c.Base, Tool: call.Tool, DescriptorID: call.DescriptorID,
+		Concurrency: o.Concurrency, BaselineSkipped: b.Skipped,
+		RunInfo: RunInfo{DurationSeconds: o.Duration.Seconds(), WarmupSeconds: o.Warmup.Seconds()}}
+	names := []string{"airlock"}
+	if runner != nil {
+		names = append(names, "baseline")
+	}
+	if floor != nil {
 		names = append(names, "bare http")
 	}
 	m := newMeter("calls", names...)
