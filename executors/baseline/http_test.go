@@ -63,6 +63,12 @@ func httpFloor(t *testing.T, r *Runner) {
 	if code, _ := post(`{"v":1,"callId":`); code != http.StatusBadRequest {
 		t.Fatalf("a cut envelope: %d", code)
 	}
+	// A whole, valid envelope one byte over the bound is not read.
+	head, tail := `{"v":1,"callId":"big","args":{"pad":"`, `"}}`
+	big := head + strings.Repeat("x", maxHTTPCall+1-len(head)-len(tail)) + tail
+	if code, _ := post(big); code != http.StatusBadRequest {
+		t.Fatalf("an envelope of %d bytes: %d", len(big), code)
+	}
 	if resp, err := http.Get(srv.URL + "/v1/calls"); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("GET: %v %v", resp, err)
 	} else {
