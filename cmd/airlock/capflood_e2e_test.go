@@ -153,8 +153,20 @@ func TestConnectionCapEvictsClientsThatNeverRead(t *testing.T) {
 	// made room by closing one: until they stall, they are requests being
 	// served, which the cap leaves alone. Each poll is a new connection
 	// (a refused poll reads nothing).
+	// If it never happens, say what the cap did instead (it failed once
+	// in a full loaded suite, and never alone).
+	var body string
+	defer func() {
+		if t.Failed() {
+			for l := range strings.Lines(body) {
+				if strings.HasPrefix(l, "airlock_connections_") {
+					t.Logf("last poll: %s", strings.TrimSpace(l))
+				}
+			}
+		}
+	}()
 	testkit.Eventually(t, "a client that never reads is evicted", func() bool {
-		_, body := rawGet(t, p, "/metrics")
+		_, body = rawGet(t, p, "/metrics")
 		return strings.Contains(body, `airlock_connections_evicted_total{phase="writing"} `) &&
 			!strings.Contains(body, `airlock_connections_evicted_total{phase="writing"} 0`)
 	})
