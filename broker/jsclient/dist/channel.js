@@ -84,15 +84,15 @@ export function createChannel(opts) {
             if (o.signal?.aborted)
                 return Promise.resolve(refusal(callId, rules.timeout));
             return new Promise((resolve) => {
-                const onAbort = () => settle(callId, refusal(callId, rules.timeout));
-                const timer = setTimeout(onAbort, o.timeoutMs ?? opts.timeoutMs);
-                pending.set(callId, { resolve, echo: call.boundsEcho, timer, signal: o.signal, onAbort });
-                o.signal?.addEventListener("abort", onAbort, { once: true });
+                // Registered before send, so that a transport answering from
+                // inside send still finds the call.
+                const expire = () => settle(callId, refusal(callId, rules.timeout));
+                const timer = setTimeout(expire, o.timeoutMs ?? opts.timeoutMs);
+                pending.set(callId, { resolve, echo: call.boundsEcho, timer, signal: o.signal, onAbort: expire });
+                o.signal?.addEventListener("abort", expire, { once: true });
                 const closed = () => settle(callId, refusal(callId, rules.closed));
                 try {
-                    const sent = opts.send(text);
-                    if (sent !== undefined && typeof sent.then === "function")
-                        sent.then(undefined, closed);
+                    Promise.resolve(opts.send(text)).catch(closed);
                 }
                 catch {
                     closed();

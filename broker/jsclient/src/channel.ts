@@ -180,14 +180,15 @@ export function createChannel(opts: ChannelOptions): Channel {
       if (pending.size >= max) return Promise.resolve(refusal(callId, OVERLOADED));
       if (o.signal?.aborted) return Promise.resolve(refusal(callId, rules.timeout));
       return new Promise<Answer>((resolve) => {
-        const onAbort = () => settle(callId, refusal(callId, rules.timeout));
-        const timer = setTimeout(onAbort, o.timeoutMs ?? opts.timeoutMs);
-        pending.set(callId, { resolve, echo: call.boundsEcho, timer, signal: o.signal, onAbort });
-        o.signal?.addEventListener("abort", onAbort, { once: true });
+        // Registered before send, so that a transport answering from
+        // inside send still finds the call.
+        const expire = () => settle(callId, refusal(callId, rules.timeout));
+        const timer = setTimeout(expire, o.timeoutMs ?? opts.timeoutMs);
+        pending.set(callId, { resolve, echo: call.boundsEcho, timer, signal: o.signal, onAbort: expire });
+        o.signal?.addEventListener("abort", expire, { once: true });
         const closed = () => settle(callId, refusal(callId, rules.closed));
         try {
-          const sent = opts.send(text);
-          if (sent !== undefined && typeof (sent as Promise<void>).then === "function") (sent as Promise<void>).then(undefined, closed);
+          Promise.resolve(opts.send(text)).catch(closed);
         } catch {
           closed();
         }

@@ -296,6 +296,16 @@ test("a send that throws or rejects settles the call closed", async () => {
   assert.equal(rejects.waiting(), 0);
 });
 
+test("a transport that answers from inside send settles the call", async () => {
+  const channel = createChannel({
+    peer: "page",
+    timeoutMs: 60_000,
+    connected: () => true,
+    send: (text) => assert.deepEqual(channel.deliver(JSON.stringify({ v: 1, callId: parseCall(text).value.callId, ok: true, observed: { at: "send" } })), { delivered: true }),
+  });
+  assert.deepEqual((await channel.ask(readNotes())).observed, { at: "send" });
+});
+
 test("no golden answer that fails validation settles the call it names; a valid one does", async () => {
   const sent = [];
   const channel = createChannel({ peer: "page", timeoutMs: 60_000, connected: () => true, send: (text) => sent.push(text) });
