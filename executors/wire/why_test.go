@@ -66,3 +66,43 @@ func TestToolErrorWhy(t *testing.T) {
 		t.Fatalf("peer tool error with nothing to show: %q", got)
 	}
 }
+
+// TestParsePeerAnswerForeignRule: a refusal under a well-formed rule id
+// outside the vocabulary is refused by ParseAnswer but taken by
+// ParsePeerAnswer as exec-threw, its why naming the rule first (cleaned,
+// within MaxWhyBytes however long the peer's why) and its budget kept. A
+// rule that is not an identifier, and any other flaw, fail both alike.
+func TestParsePeerAnswerForeignRule(t *testing.T) {
+	frame := `{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded\u200f","why":"over\u001b quota` + strings.Repeat("W", 2*MaxWhyBytes) + `","budget":{"requestsUsed":1,"requestsLimit":2}}`
+	if _, err := ParseAnswer([]byte(frame)); RuleOf(err) != Malformed {
+		t.Fatalf("ParseAnswer took a foreign rule: %v", err)
+	}
+	a, foreign, err := ParsePeerAnswer([]byte(frame))
+	if err != nil || !foreign || a.Refused != ExecThrew || a.CallID != "c" {
+		t.Fatalf("ParsePeerAnswer: %v %v %+v", err, foreign, a)
+	}
+	if want := ForeignWhy("quota-exceeded", "over quota"); !strings.HasPrefix(a.Why, want) || len(a.Why) != MaxWhyBytes || strings.HasPrefix(a.Why, ToolErrorPrefix) {
+		t.Errorf("why %d bytes %.80q, want it to start %q", len(a.Why), a.Why, want)
+	}
+	if a.Budget == nil || *a.Budget != (Budget{RequestsUsed: 1, RequestsLimit: 2}) {
+		t.Errorf("budget %+v", a.Budget)
+	}
+	for _, f := range []string{
+		`{"v":1,"callId":"c","ok":false,"refused":"","why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"a\u0007b","why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"` + strings.Repeat("r", maxIDLen+1) + `","why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":7,"why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded","why":"x","observed":{}}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded","why":"x","grant":"everything"}`,
+	} {
+		_, want := ParseAnswer([]byte(f))
+		if a, foreign, err := ParsePeerAnswer([]byte(f)); err == nil || foreign || RuleOf(err) != RuleOf(want) {
+			t.Errorf("%s: ParsePeerAnswer %v %v %+v, ParseAnswer %v", f, err, foreign, a, want)
+		}
+	}
+	a, foreign, err = ParsePeerAnswer([]byte(`{"v":1,"callId":"c","ok":false,"refused":"fetch-failed","why":"404"}`))
+	if err != nil || foreign || a.Refused != FetchFailed || a.Why != "404" {
+		t.Errorf("a known rule: %v %v %+v", err, foreign, a)
+	}
+}
