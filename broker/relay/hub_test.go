@@ -96,7 +96,9 @@ type peer struct {
 	box *box
 }
 
-func newHub(propose bool) *Hub { return New(Options{SessionID: sid, Capabilities: contract.Capabilities{CanProposeSourceEdits: propose}, MaxViews: 8}) }
+func newHub(propose bool) *Hub {
+	return New(Options{SessionID: sid, Capabilities: contract.Capabilities{CanProposeSourceEdits: propose}, MaxViews: 8})
+}
 
 func join(t *testing.T, h *Hub, role contract.Role, limit int) *peer {
 	t.Helper()
