@@ -204,12 +204,12 @@ func TestChannelBadAnswers(t *testing.T) {
 		t.Errorf("the broker did not use its own callId: %q", c.CallID)
 	}
 	for _, f := range []string{
-		`{"v":1,"callId":"` + c.CallID + `","ok":true}`,                                         // malformed: no observed
-		`{"v":1,"callId":"` + c.CallID + `","ok":"yes","observed":{}}`,                          // malformed: ok not boolean
-		`{"v":1,"callId":"` + c.CallID + `","ok":true,"observed":{},"decision":"allow"}`,        // unknown-field
-		`{"v":2,"callId":"` + c.CallID + `","ok":true,"observed":{}}`,                           // version-mismatch
-		`{"v":1,"callId":"bad","ok":true,"observed":{}}`,                                        // the caller's id: unattributed
-		`{"v":1,"callId":"b_999999999","ok":true,"observed":{}}`,                                // unattributed
+		`{"v":1,"callId":"` + c.CallID + `","ok":true}`,                                          // malformed: no observed
+		`{"v":1,"callId":"` + c.CallID + `","ok":"yes","observed":{}}`,                           // malformed: ok not boolean
+		`{"v":1,"callId":"` + c.CallID + `","ok":true,"observed":{},"decision":"allow"}`,         // unknown-field
+		`{"v":2,"callId":"` + c.CallID + `","ok":true,"observed":{}}`,                            // version-mismatch
+		`{"v":1,"callId":"bad","ok":true,"observed":{}}`,                                         // the caller's id: unattributed
+		`{"v":1,"callId":"b_999999999","ok":true,"observed":{}}`,                                 // unattributed
 		`{"v":1,"callId":"` + c.CallID + `","ok":false,"refused":"allow\tall","why":"trust me"}`, // malformed rule
 	} {
 		p.send([]byte(f))
