@@ -148,12 +148,21 @@ func ParsePeerAnswer(data []byte) (a Answer, foreign bool, err error) {
 }
 
 // ForeignWhy is the why of a peer's refusal under rule, a rule id outside
-// the vocabulary, whose own why was why: both cleaned and cut to
-// MaxWhyBytes as PeerWhy does, the rule first so that the cut never
-// loses it. It never starts with ToolErrorPrefix: the broker is speaking.
+// the vocabulary, whose own why was why: both cleaned as PeerWhy does and
+// cut, together, to MaxWhyBytes, the rule first so that the cut never
+// loses it. The peer's why is cut before it is copied. It never starts
+// with ToolErrorPrefix: the broker is speaking.
 func ForeignWhy(rule, why string) string {
-	return CleanWhy("the peer refused under a rule this broker does not know: "+rule+": "+why, MaxWhyBytes)
+	head := CleanWhy(foreignWhyPrefix+rule, MaxWhyBytes)
+	if rest := MaxWhyBytes - len(head) - len(": "); rest > 0 {
+		if why = CleanWhy(why, rest); why != "" {
+			head += ": " + why
+		}
+	}
+	return head
 }
+
+const foreignWhyPrefix = "the peer refused under a rule this broker does not know: "
 
 func parseAnswer(data []byte, peer bool) (Answer, bool, error) {
 	var m members

@@ -106,3 +106,22 @@ func TestParsePeerAnswerForeignRule(t *testing.T) {
 		t.Errorf("a known rule: %v %v %+v", err, foreign, a)
 	}
 }
+
+// TestForeignWhy: the rule always survives the cut, an empty why adds
+// nothing after it, and the whole is within MaxWhyBytes.
+func TestForeignWhy(t *testing.T) {
+	if got := ForeignWhy("quota-exceeded", ""); got != foreignWhyPrefix+"quota-exceeded" {
+		t.Errorf("empty why: %q", got)
+	}
+	if got := ForeignWhy("quota-exceeded", "\x1b"); got != foreignWhyPrefix+"quota-exceeded" {
+		t.Errorf("why with nothing to show: %q", got)
+	}
+	if got := ForeignWhy("quota-exceeded", "over"); got != foreignWhyPrefix+"quota-exceeded: over" {
+		t.Errorf("short why: %q", got)
+	}
+	long := strings.Repeat("é", maxIDLen)
+	got := ForeignWhy(long, strings.Repeat("W", 4*MaxWhyBytes))
+	if !strings.HasPrefix(got, foreignWhyPrefix+long+": W") || len(got) > MaxWhyBytes || !utf8.ValidString(got) {
+		t.Errorf("long rule and why: %d bytes %.80q", len(got), got)
+	}
+}
