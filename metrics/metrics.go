@@ -161,7 +161,7 @@ func New() *Registry {
 	r.ChannelTimeouts = counter("channel_timeouts_total", "Channel calls settled by timeout, by peer kind.", "peer")
 	r.ChannelInflight = gauge("channel_inflight", "Channel calls awaiting an answer, by peer kind.", "peer")
 	r.ChannelPeers = gauge("channel_peers", "Connected executor peers, by kind.", "peer")
-	r.ChannelFramesRejected = counter("channel_frames_rejected_total", "Channel frames that settled nothing, by reason.", "reason")
+	r.ChannelFramesRejected = counter("channel_frames_rejected_total", "Channel answer and control frames not taken as sent, by reason: each settled nothing but unknown-rule, a refusal under a rule id outside the vocabulary, settled exec-threw.", "reason")
 
 	r.MCPSessions = gauge("mcp_sessions", "Open MCP sessions, by transport (stdio, http).", "transport")
 	r.MCPRequests = counter("mcp_requests_total", "MCP messages received, by method and outcome (ok, refused: a tool call answered isError, error: a JSON-RPC error, cancelled: by the client).", "method", "outcome")

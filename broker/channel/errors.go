@@ -26,8 +26,10 @@ const LoopbackAuthOffWarning = "channel.loopback_auth is off: any local process 
 
 // Reasons of airlock_channel_frames_rejected_total besides the wire rule
 // ids (malformed, unknown-field, version-mismatch) of answer frames that
-// failed validation.
+// failed validation. Only unknown-rule settles a call (exec-threw); every
+// other reason settled nothing.
 const (
+	reasonUnknownRule    = "unknown-rule"    // a refusal under a well-formed rule id outside the vocabulary
 	reasonUnknownCall    = "unknown-call"    // a valid answer nobody waits for
 	reasonCatalogInvalid = "catalog-invalid" // a catalog that failed wire.ParseCatalog
 	reasonBudgetMismatch = "budget-mismatch" // an answer whose budget disagrees with the call's bounds
@@ -37,5 +39,5 @@ const (
 // frameReasons is the closed set of the reason label, declared at zero.
 var frameReasons = []string{
 	string(wire.Malformed), string(wire.UnknownField), string(wire.VersionMismatch),
-	reasonUnknownCall, reasonCatalogInvalid, reasonBudgetMismatch, reasonDescriptorHeld,
+	reasonUnknownRule, reasonUnknownCall, reasonCatalogInvalid, reasonBudgetMismatch, reasonDescriptorHeld,
 }

@@ -206,6 +206,8 @@ type Connected struct {
 	Views         []string `json:"views"`
 	ViewID        string   `json:"viewId"`
 	HostConnected bool     `json:"hostConnected"`
+	// Capabilities are the session's, as mint and bootstrap state them.
+	Capabilities contract.Capabilities `json:"capabilities"`
 }
 
 // Hello performs the handshake: it sends hello and waits for connected. A

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/executors/testkit"
 )
 
@@ -234,4 +235,58 @@ func grep(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestServeStandaloneProfile: `serve --standalone` (or AIRLOCK_STANDALONE)
+// is the standalone plugin service: it starts only with a launch token and
+// a listen address on 127.0.0.1, and exits 2 for anything else, a public
+// address with a token included; a configuration that also turns source
+// proposals on is refused. Started, it mints sessions without source
+// proposals, whatever the extension asks, and the relay holds them to it.
+func TestServeStandaloneProfile(t *testing.T) {
+	t.Parallel()
+	refused := map[string]struct {
+		args []string
+		env  []string
+		want string
+	}{
+		"no token":                {[]string{"serve", "--standalone", "--listen", "127.0.0.1:0"}, nil, "standalone profile needs a launch token"},
+		"public bind with token":  {[]string{"serve", "--standalone", "--listen", "0.0.0.0:0"}, tokenEnv(), "127.0.0.1"},
+		"public bind, env":        {[]string{"serve", "--listen", "0.0.0.0:0"}, append(tokenEnv(), "AIRLOCK_STANDALONE=1"), "127.0.0.1"},
+		"ipv6 loopback":           {[]string{"serve", "--standalone", "--listen", "[::1]:0"}, tokenEnv(), "127.0.0.1"},
+		"localhost":               {[]string{"serve", "--standalone", "--listen", "localhost:0"}, tokenEnv(), "127.0.0.1"},
+		"public metrics listener": {[]string{"serve", "--standalone", "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0"}, tokenEnv(), "metrics_listen"},
+		"source proposals on":     {[]string{"serve", "--standalone", "--listen", "127.0.0.1:0"}, append(tokenEnv(), "AIRLOCK_LOCAL_SOURCE_PROPOSALS=true"), "local.source_proposals"},
+	}
+	for name, c := range refused {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, c.env, append(c.args, "--no-builtin", "--data", t.TempDir())...)
+			if code != exitUsage || strings.Contains(stdout, `"listening"`) {
+				t.Fatalf("exit %d, want %d; stdout %q stderr %s", code, exitUsage, stdout, stderr)
+			}
+			if !strings.Contains(stderr, c.want) || strings.Contains(stdout+stderr, testToken) {
+				t.Errorf("stderr does not name %q (or shows the token):\n%s", c.want, stderr)
+			}
+		})
+	}
+
+	p := startServe(t, procOptions{Args: []string{"--standalone", "--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
+	if !strings.HasPrefix(p.Addr, "127.0.0.1:") {
+		t.Fatalf("standalone listens on %s", p.Addr)
+	}
+	m, err := (&localclient.Client{Base: p.URL(), Token: testToken}).Mint(tctx(t), localclient.MintOptions{LaunchOrigin: p.URL(), CanProposeSourceEdits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.AddSecret(m.ViewCredential)
+	p.AddSecret(m.HostCookieKey)
+	if m.Capabilities.CanProposeSourceEdits {
+		t.Errorf("the standalone service minted a session that can propose source edits: %+v", m.Capabilities)
+	}
+	ck := p.bootstrap(t, m)
+	host, _ := p.host(t, m)
+	view, _ := p.view(t, m, ck)
+	host.expect("viewState")
+	view.send("sourceEditRequest", req("s1", "t", nil), 0)
+	view.refused("INVALID_MESSAGE", "capability")
 }

@@ -133,48 +133,87 @@ func ParseCall(data []byte) (Call, error) {
 // ParseCall. An OK answer must carry an observed object and no refusal; a
 // refusal must carry a known rule id and a why text and no observation.
 func ParseAnswer(data []byte) (Answer, error) {
+	a, _, err := parseAnswer(data, false)
+	return a, err
+}
+
+// ParsePeerAnswer is ParseAnswer for an answer from a peer executor, which
+// may speak a newer vocabulary than ours (PROTOCOL section 6.5): a
+// refusal that would pass ParseAnswer but for a rule id outside Rules,
+// written as an identifier (1 to 128 characters, as callId), is taken as
+// exec-threw with a why that names the peer's rule (ForeignWhy), its
+// budget kept, and foreign reports it. Any other failure is ParseAnswer's.
+func ParsePeerAnswer(data []byte) (a Answer, foreign bool, err error) {
+	return parseAnswer(data, true)
+}
+
+// ForeignWhy is the why of a peer's refusal under rule, a rule id outside
+// the vocabulary, whose own why was why: both cleaned as PeerWhy does and
+// cut, together, to MaxWhyBytes, the rule first so that the cut never
+// loses it. The peer's why is cut before it is copied. It never starts
+// with ToolErrorPrefix: the broker is speaking.
+func ForeignWhy(rule, why string) string {
+	head := CleanWhy(foreignWhyPrefix+rule, MaxWhyBytes)
+	if rest := MaxWhyBytes - len(head) - len(": "); rest > 0 {
+		if why = CleanWhy(why, rest); why != "" {
+			head += ": " + why
+		}
+	}
+	return head
+}
+
+const foreignWhyPrefix = "the peer refused under a rule this broker does not know: "
+
+func parseAnswer(data []byte, peer bool) (Answer, bool, error) {
 	var m members
 	if err := envelope(data, answerKeys, &m); err != nil {
-		return Answer{}, err
+		return Answer{}, false, err
 	}
 	a := Answer{V: Version}
 	var ok bool
 	var err error
 	if a.CallID, ok = ident(m.slot[slotCallID]); !ok {
-		return Answer{}, fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
+		return Answer{}, false, fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
 	}
 	if a.OK, ok = asBool(m.slot[slotOK]); !ok {
-		return Answer{}, fail(Malformed, "ok must be a boolean")
+		return Answer{}, false, fail(Malformed, "ok must be a boolean")
 	}
 	if raw := m.slot[slotBudget]; raw != nil {
 		if a.Budget, err = parseBudget(raw); err != nil {
-			return Answer{}, err
+			return Answer{}, false, err
 		}
 	}
 	if a.OK {
 		if m.slot[slotRefused] != nil {
-			return Answer{}, fail(Malformed, "an ok answer carries no refusal")
+			return Answer{}, false, fail(Malformed, "an ok answer carries no refusal")
 		}
 		if m.slot[slotWhy] != nil {
-			return Answer{}, fail(Malformed, "an ok answer carries no refusal")
+			return Answer{}, false, fail(Malformed, "an ok answer carries no refusal")
 		}
 		if a.Observed, ok = asObject(m.slot[slotObserved]); !ok {
-			return Answer{}, fail(Malformed, "an ok answer needs an observed object")
+			return Answer{}, false, fail(Malformed, "an ok answer needs an observed object")
 		}
-		return a, nil
+		return a, false, nil
 	}
 	if m.slot[slotObserved] != nil {
-		return Answer{}, fail(Malformed, "a refusal carries no observation")
+		return Answer{}, false, fail(Malformed, "a refusal carries no observation")
 	}
-	r, ok := asString(m.slot[slotRefused])
-	if !ok || !Rule(r).Known() {
-		return Answer{}, fail(Malformed, "refused must be a known rule id")
+	r, known := asString(m.slot[slotRefused])
+	known = known && Rule(r).Known()
+	foreign := false
+	if !known {
+		if r, foreign = ident(m.slot[slotRefused]); !peer || !foreign {
+			return Answer{}, false, fail(Malformed, "refused must be a known rule id")
+		}
+	}
+	if a.Why, ok = asString(m.slot[slotWhy]); !ok {
+		return Answer{}, false, fail(Malformed, "a refusal needs a why text")
 	}
 	a.Refused = Rule(r)
-	if a.Why, ok = asString(m.slot[slotWhy]); !ok {
-		return Answer{}, fail(Malformed, "a refusal needs a why text")
+	if foreign {
+		a.Refused, a.Why = ExecThrew, ForeignWhy(r, a.Why)
 	}
-	return a, nil
+	return a, foreign, nil
 }
 
 // envelope splits data into m and applies the checks shared by calls
