@@ -3,6 +3,7 @@ package channel
 import (
 	"errors"
 
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -26,7 +27,9 @@ const LoopbackAuthOffWarning = "channel.loopback_auth is off: any local process 
 
 // Reasons of airlock_channel_frames_rejected_total besides the wire rule
 // ids (malformed, unknown-field, version-mismatch) of answer frames that
-// failed validation.
+// failed validation and the schema reasons (toolschema.ReasonInvalid,
+// toolschema.ReasonTooComplex) of catalog entries dropped for their
+// inputSchema.
 const (
 	reasonUnknownCall    = "unknown-call"    // a valid answer nobody waits for
 	reasonCatalogInvalid = "catalog-invalid" // a catalog that failed wire.ParseCatalog
@@ -38,4 +41,5 @@ const (
 var frameReasons = []string{
 	string(wire.Malformed), string(wire.UnknownField), string(wire.VersionMismatch),
 	reasonUnknownCall, reasonCatalogInvalid, reasonBudgetMismatch, reasonDescriptorHeld,
+	toolschema.ReasonInvalid, toolschema.ReasonTooComplex,
 }
