@@ -12,7 +12,8 @@ import (
 // TestChannelPeerWhyCleaned: a page peer refusing with a 1 MiB why that
 // opens with ESC and U+202E reaches the caller as the same refusal with a
 // why of at most wire.MaxWhyBytes, free of control and bidi characters;
-// a short clean why passes unchanged on the same path.
+// a short clean why passes unchanged on the same path, and each kind of
+// unsafe character is removed from one that holds them all.
 func TestChannelPeerWhyCleaned(t *testing.T) {
 	t.Parallel()
 	w := newChanWorld(t)
@@ -36,6 +37,12 @@ func TestChannelPeerWhyCleaned(t *testing.T) {
 	}
 	if a := refuse("clean", "host answered 404"); a.Refused != wire.FetchFailed || a.Why != "host answered 404" {
 		t.Errorf("clean why changed: %+v", a)
+	}
+	// Every kind of unsafe character of PROTOCOL section 1.8 is removed,
+	// with nothing in its place; everything else is kept.
+	const mixed = `a\u0000b\u007fc\u0085d\u202ae\u2069f\u200eg\u200fh\u061ci\u2028j\u2029k\ufffdl \u00e9\u2713\u00a0\u200d`
+	if a := refuse("mixed", mixed); a.Refused != wire.FetchFailed || a.Why != "abcdefghijkl \u00e9\u2713\u00a0\u200d" {
+		t.Errorf("unsafe characters: %+v", a)
 	}
 }
 

@@ -47,15 +47,19 @@ func TestServeListeningLineIsFirst(t *testing.T) {
 	}
 }
 
+// TestServeInertWithoutToken: without a launch token the token routes
+// answer 404 with the NOT_FOUND error body of PROTOCOL section 1.4.
 func TestServeInertWithoutToken(t *testing.T) {
 	t.Parallel()
 	p := startServe(t, procOptions{})
+	const notFound = `{"error":{"code":"NOT_FOUND","message":"not found"}}` + "\n"
 	for _, c := range []struct{ method, path string }{
 		{"POST", "/local/sessions"}, {"GET", "/v1/tools"}, {"POST", "/v1/calls"}, {"GET", "/v1/plugins"},
+		{"POST", "/mcp"}, {"GET", "/mcp"}, {"DELETE", "/mcp"},
 	} {
-		code, body, _ := p.do(c.method, c.path, map[string]string{"X-Tensorviz-Token": "anything"}, []byte(`{}`))
-		if code != 404 {
-			t.Errorf("%s %s without a launch token: %d %s, want 404", c.method, c.path, code, body)
+		code, body, h := p.do(c.method, c.path, map[string]string{"X-Tensorviz-Token": "anything"}, []byte(`{}`))
+		if code != 404 || string(body) != notFound || h.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s without a launch token: %d %s %q, want 404 %s", c.method, c.path, code, h.Get("Content-Type"), body, notFound)
 		}
 	}
 	if code, _, _ := p.do("GET", "/healthz", nil, nil); code != 200 {

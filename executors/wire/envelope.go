@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -272,24 +271,10 @@ func ident(raw json.RawMessage) (string, bool) {
 }
 
 // IDRune reports whether r may appear in an identifier (callId, tool,
-// descriptorId, a bearer): PROTOCOL section 5 refuses control characters
-// (C0, DEL and C1: Go's unicode.IsControl), the bidirectional overrides
-// and isolates U+202A–U+202E and U+2066–U+2069, and the line and
-// paragraph separators U+2028 and U+2029, all of which can make a logged
-// or displayed id read as something else. U+FFFD is refused too: it is
-// what invalid input decodes to. Everything else is allowed, so ids may
-// be in any script.
-func IDRune(r rune) bool {
-	switch {
-	case unicode.IsControl(r), r == utf8.RuneError:
-		return false
-	case 0x202A <= r && r <= 0x202E, 0x2066 <= r && r <= 0x2069:
-		return false
-	case r == 0x2028, r == 0x2029:
-		return false
-	}
-	return true
-}
+// descriptorId, a bearer): any character that is not Unsafe, so ids may
+// be in any script yet cannot make a logged or displayed id read as
+// something else.
+func IDRune(r rune) bool { return !Unsafe(r) }
 
 // Validate reports whether c would survive ParseCall, so that envelopes
 // built inside the broker are held to the same rules as those from outside.
