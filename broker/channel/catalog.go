@@ -60,7 +60,9 @@ func checkSchemas(d wire.Descriptor) (string, error) {
 // routes to it. A machine's catalog is also written to the data folder so
 // that its descriptors are still known, and refused machine-unreachable,
 // after a restart. A page's catalog loses the entries other executors
-// hold (see unheld).
+// hold (see unheld), and becomes the one the broker remembers for the
+// page, in memory only, until another page's catalog replaces it: calls
+// for it go to p alone, and are refused no-page while p is not connected.
 func (c *Channel) accept(p *peer, ds []wire.Descriptor) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -70,6 +72,7 @@ func (c *Channel) accept(p *peer, ds []wire.Descriptor) {
 	}
 	if p.kind == Page {
 		ds = c.unheld(ds)
+		s.declaredBy = p.serial
 	}
 	s.catalog = ds
 	if p.kind == Machine {

@@ -88,6 +88,7 @@ type Channel struct {
 	machines map[string]*slot // one per pairing
 	shadows  map[shadow]bool
 	conns    map[*websocket.Conn]struct{}
+	serial   uint64 // the last connection attached
 	onChange []func()
 	draining bool
 	closed   bool
@@ -347,8 +348,9 @@ func (c *Channel) run(conn *websocket.Conn, id identity) {
 // watchSession closes a page when the session whose view cookie admitted
 // it ends (PROTOCOL section 4: at expiresAt every socket of the session
 // is closed 4402): it is released at once, so its calls in flight settle
-// page-closed and its catalog is forgotten. It returns when ctx ends (the
-// connection did) or at once for a peer tied to no session.
+// page-closed and later calls for its catalog are refused no-page. It
+// returns when ctx ends (the connection did) or at once for a peer tied
+// to no session.
 func (c *Channel) watchSession(ctx context.Context, p *peer) {
 	if p.sessionEnded == nil {
 		return
@@ -404,11 +406,9 @@ func (c *Channel) attach(p *peer) (websocket.StatusCode, string) {
 		return websocket.StatusPolicyViolation, link.ReasonBearerRefused
 	}
 	p.slot = s
+	c.serial++
+	p.serial = c.serial
 	old := s.peer.Swap(p)
-	if p.kind == Page {
-		// A page's catalog is its connection's: the one it replaces goes.
-		c.forget(s)
-	}
 	c.m.ChannelPeers.WithLabelValues(string(p.kind)).Inc()
 	c.m.WSConnections.WithLabelValues("channel", string(p.kind)).Inc()
 	if old != nil {
@@ -429,32 +429,18 @@ func replacedReason(k Kind) string {
 
 // release detaches p once, under c.mu: it is no longer its slot's
 // connection, later calls are refused offline, and its calls in flight
-// settle closed. A page that was still the page executor takes its
-// catalog with it (one that was replaced lost it in attach).
+// settle closed. Its slot's catalog stays remembered: a page's until
+// another page's catalog replaces it (accept), a pairing's until the
+// pairing is removed.
 func (c *Channel) release(p *peer) {
 	p.leave.Do(func() {
 		p.gone.Store(true)
-		if p.slot.peer.CompareAndSwap(p, nil) && p.kind == Page {
-			c.forget(p.slot)
-		}
+		p.slot.peer.CompareAndSwap(p, nil)
 		p.remote.Abandon()
 		c.m.ChannelPeers.WithLabelValues(string(p.kind)).Dec()
 		c.m.WSConnections.WithLabelValues("channel", string(p.kind)).Dec()
 		c.changed()
 	})
-}
-
-// forget drops the page slot's catalog, under c.mu, so that a page that
-// left does not keep its descriptors answering no-page (and held from a
-// pairing or a later page) forever. Machine catalogs are never forgotten
-// this way: they stay remembered until the pairing is removed.
-func (c *Channel) forget(s *slot) {
-	if len(s.catalog) == 0 {
-		return
-	}
-	s.catalog = nil
-	c.rebuild()
-	c.log.Info("page catalog forgotten", "executor", s.executor)
 }
 
 // kick releases p at once, under c.mu, and closes its connection with

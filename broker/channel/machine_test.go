@@ -214,8 +214,10 @@ func TestRoutingRule(t *testing.T) {
 	testkit.Eventually(t, "gamma", func() bool { return w.routed("z", "machine:gamma") })
 	wantObserved(t, w.call("c", "z", "t", `{}`), `{"who":"gamma"}`)
 	page.leave()
-	testkit.Eventually(t, "the page to leave", func() bool { return w.peers("page") == 0 && !w.routed("p1", "page") })
+	testkit.Eventually(t, "the page to leave", func() bool { return w.peers("page") == 0 })
 	wantObserved(t, w.call("c", "y", "t", `{}`), `{"who":"alpha"}`)
+	// The departed page's own entries are remembered and refused no-page.
+	wantRule(t, w.call("c", "p1", "t", `{}`), wire.NoPage)
 
 	// Each shadowing is logged once: x under local for every machine; y
 	// under alpha for beta; z under gamma for the page. The page's x and

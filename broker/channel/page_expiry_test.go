@@ -16,8 +16,9 @@ import (
 // TestPageClosedWhenItsSessionEnds: a page executor stands on the view
 // cookie of a live session (PROTOCOL section 6); when that session ends
 // (section 4, Expiry) the page is closed 4402 CREDENTIAL_EXPIRED, its
-// call in flight settles page-closed, and its catalog is forgotten, so
-// no caller's arguments reach it afterwards.
+// call in flight settles page-closed, and later calls for its catalog,
+// which is remembered, are refused no-page: no caller's arguments reach
+// it afterwards.
 func TestPageClosedWhenItsSessionEnds(t *testing.T) {
 	ended := make(chan struct{})
 	var once sync.Once
@@ -39,14 +40,12 @@ func TestPageClosedWhenItsSessionEnds(t *testing.T) {
 	if a := <-inflight; a.OK || a.Refused != wire.PageClosed {
 		t.Errorf("call in flight at expiry: %+v, want %s", a, wire.PageClosed)
 	}
-	testkit.Eventually(t, "the page's catalog forgotten", func() bool { _, ok := w.ch.Lookup("pg"); return !ok })
-	if n := w.peers("page"); n != 0 {
-		t.Errorf("page peers %v after expiry, want 0", n)
+	testkit.Eventually(t, "the page to be detached", func() bool { return w.peers("page") == 0 })
+	if !w.routed("pg", "page") {
+		t.Error("the expired page's catalog was forgotten")
 	}
-	// A call made now is not routed to the closed page.
-	if a := w.call("c2", "pg", "t", `{}`); a.OK {
-		t.Errorf("a call after expiry answered: %+v", a)
-	}
+	// A call made now is refused at once and not sent to the closed page.
+	wantRule(t, w.call("c2", "pg", "t", `{}`), wire.NoPage)
 	select {
 	case c := <-page.calls:
 		t.Errorf("the expired page received %q", c.CallID)

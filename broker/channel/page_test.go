@@ -16,8 +16,9 @@ import (
 
 // TestPageExecutor covers the page's life over a real WebSocket with a
 // loopback Origin: replacement by a newer page (the old one closed 1000
-// page-replaced, its calls page-closed, its catalog forgotten),
-// page-closed when the page leaves, and its descriptors gone afterwards.
+// page-replaced, its calls page-closed), which is sent no call for the
+// old page's catalog until it sends its own, page-closed when the page
+// leaves, and no-page for its descriptors afterwards.
 func TestPageExecutor(t *testing.T) {
 	w := newWorld(t, nil)
 	wantRule(t, w.call("c0", "pg", "t", `{}`), wire.UnattributedCall) // never advertised
@@ -41,11 +42,15 @@ func TestPageExecutor(t *testing.T) {
 	if answer.CallID != "c1" {
 		t.Errorf("callId %q", answer.CallID)
 	}
-	// The replaced page's catalog went with it: the newer page's own
-	// catalog routes to it.
-	testkit.Eventually(t, "the old catalog forgotten", func() bool { return !w.routed("pg", "page") })
-	b.catalog(desc("pg", 60000))
-	testkit.Eventually(t, "the newer page's catalog", func() bool { return w.routed("pg", "page") })
+	// The replaced page's catalog is remembered, but it is not the newer
+	// page's: until that one sends its own, its calls are refused no-page
+	// (b would answer one it received).
+	if !w.routed("pg", "page") {
+		t.Error("the replaced page's catalog was forgotten")
+	}
+	wantRule(t, w.call("c1b", "pg", "t", `{}`), wire.NoPage)
+	b.catalog(desc("pg", 60000), desc("pb", 60000))
+	testkit.Eventually(t, "the newer page's catalog", func() bool { return w.routed("pb", "page") })
 	wantObserved(t, w.call("c2", "pg", "t", `{}`), `{"who":"b"}`)
 
 	b.answering(nil)
@@ -53,8 +58,8 @@ func TestPageExecutor(t *testing.T) {
 	b.next()
 	b.leave()
 	wantRule(t, <-inflight, wire.PageClosed)
-	testkit.Eventually(t, "the page to be detached", func() bool { return w.peers("page") == 0 && !w.routed("pg", "page") })
-	wantRule(t, w.call("c4", "pg", "t", `{}`), wire.UnattributedCall)
+	testkit.Eventually(t, "the page to be detached", func() bool { return w.peers("page") == 0 })
+	wantRule(t, w.call("c4", "pg", "t", `{}`), wire.NoPage)
 	if w.inflight("page") != 0 || w.ch.Stats().Pending != 0 {
 		t.Errorf("left pending: gauge %v, %+v", w.inflight("page"), w.ch.Stats())
 	}
@@ -63,24 +68,34 @@ func TestPageExecutor(t *testing.T) {
 	}
 }
 
-// TestPageCatalogForgottenOnLeave: a page's catalog lives as long as its
-// connection. When the page leaves its descriptors are no longer routed
-// (not refused no-page forever), and a pairing can then hold the id.
-func TestPageCatalogForgottenOnLeave(t *testing.T) {
+// TestPageCatalogRememberedUntilReplaced: the last page's catalog outlives
+// its connection: its descriptors stay listed and are refused no-page,
+// sending nothing, until another page's catalog replaces the set whole;
+// a pairing that announces one of them takes it, and a restart forgets
+// them.
+func TestPageCatalogRememberedUntilReplaced(t *testing.T) {
 	w := newWorld(t, nil)
 	w.page().catalog(desc("pg", 60000)).answering(echo("page"))
 	testkit.Eventually(t, "the page's catalog", func() bool { return w.routed("pg", "page") })
 	wantObserved(t, w.call("c", "pg", "t", `{}`), `{"who":"page"}`)
-	// The page leaves: its catalog goes with it.
-	w.page().catalog(desc("other", 60000)).leave()
-	testkit.Eventually(t, "the page to be detached", func() bool { return w.peers("page") == 0 && !w.routed("pg", "page") })
-	if _, ok := w.ch.Lookup("other"); ok {
-		t.Error("the departed page's catalog is still routed")
+	// A newer page declares another catalog and leaves: it replaces pg.
+	w.page().catalog(desc("other", 60000), desc("lab", 60000)).leave()
+	testkit.Eventually(t, "the page to be detached", func() bool { return w.peers("page") == 0 && w.routed("other", "page") })
+	if _, ok := w.ch.Lookup("pg"); ok {
+		t.Error("an entry the newer page's catalog omits is still routed")
 	}
 	wantRule(t, w.call("c", "pg", "t", `{}`), wire.UnattributedCall)
-	w.env(w.pair("lab")).catalog(desc("pg", 60000)).answering(echo("lab"))
-	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("pg", "machine:lab") })
-	wantObserved(t, w.call("c", "pg", "t", `{}`), `{"who":"lab"}`)
+	wantRule(t, w.call("c", "other", "t", `{}`), wire.NoPage)
+	// A pairing outranks the remembered page entry.
+	w.env(w.pair("lab")).catalog(desc("lab", 60000)).answering(echo("lab"))
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("lab", "machine:lab") })
+	wantObserved(t, w.call("c", "lab", "t", `{}`), `{"who":"lab"}`)
+	// The page's memory is the broker's, not the data folder's.
+	w.restart()
+	if _, ok := w.ch.Lookup("other"); ok {
+		t.Error("the page's catalog survived a restart")
+	}
+	wantRule(t, w.call("c", "other", "t", `{}`), wire.UnattributedCall)
 }
 
 // TestPageCannotClaimHeldDescriptors: page catalog entries for a local

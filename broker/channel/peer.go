@@ -39,7 +39,8 @@ func (id identity) executor() string {
 // peer is one authenticated connection: the Link of its remote.
 type peer struct {
 	identity
-	slot   *slot // where calls find it; set before it is published
+	slot   *slot  // where calls find it; set before it is published
+	serial uint64 // which connection of the channel it is, from 1; set before it is published
 	conn   *websocket.Conn
 	out    *link.Writer // every frame to the peer
 	remote *Remote

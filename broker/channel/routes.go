@@ -18,6 +18,9 @@ type slot struct {
 	executor string
 	peer     atomic.Pointer[peer]
 	catalog  []wire.Descriptor
+	// declaredBy is the serial of the page connection that sent catalog;
+	// zero for a pairing, whose every connection serves its catalog.
+	declaredBy uint64
 }
 
 func newSlot(id identity) *slot {
@@ -29,15 +32,18 @@ func newSlot(id identity) *slot {
 // answers to the descriptor's bounds.
 type routeExecutor struct {
 	slot    *slot
+	owner   uint64 // the slot's declaredBy when the route was built
 	bounds  wire.Bounds
 	timeout time.Duration
 }
 
 // Call asks the connected peer, or refuses at once, sending nothing, when
-// there is none (no-page, machine-unreachable).
+// none that admitted the descriptor is connected (no-page,
+// machine-unreachable): a newer page is not sent the calls of the page
+// before it, only those of the catalog it sends itself.
 func (d routeExecutor) Call(ctx context.Context, c wire.Call) wire.Answer {
 	p := d.slot.peer.Load()
-	if p == nil {
+	if p == nil || (d.owner != 0 && p.serial != d.owner) {
 		return wire.Refuse(c.CallID, d.slot.kind.offline(), nil)
 	}
 	return p.remote.Ask(ctx, c, d.bounds, d.timeout)
@@ -91,7 +97,7 @@ func (c *Channel) rebuild() {
 				continue
 			}
 			timeout := time.Duration(d.Bounds.TimeoutMs)*time.Millisecond + grace
-			rt := calls.Route{Descriptor: d, Executor: s.executor, To: routeExecutor{slot: s, bounds: d.Bounds, timeout: timeout}}
+			rt := calls.Route{Descriptor: d, Executor: s.executor, To: routeExecutor{slot: s, owner: s.declaredBy, bounds: d.Bounds, timeout: timeout}}
 			t.byID[d.DescriptorID] = rt
 			t.list = append(t.list, rt)
 		}

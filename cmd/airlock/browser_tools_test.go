@@ -174,7 +174,7 @@ func TestBrowserPageTools(t *testing.T) {
 	a.Screenshot("tools-replaced-first-tab")
 	b.Screenshot("tools-second-tab-serving")
 
-	// Off: the broker forgets the page's catalog.
+	// Off: the page withdraws its catalog (an empty one replaces it).
 	b.Click("#serve")
 	b.WaitFor("the second tab off", servingState, "off")
 	testkit.Eventually(t, "page-notes to be unlisted", func() bool { _, listed := pageTools(t, p)["page-notes"]; return !listed })

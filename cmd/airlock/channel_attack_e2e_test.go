@@ -178,18 +178,18 @@ func TestChannelPageCannotClaimHeldDescriptors(t *testing.T) {
 	}
 }
 
-// TestChannelPageCatalogForgottenOnLeave: when the page disconnects its
-// descriptors are no longer listed (nor refused no-page forever), and a
-// pairing can then hold the id.
-func TestChannelPageCatalogForgottenOnLeave(t *testing.T) {
+// TestChannelPairingOutranksRememberedPageEntry: when the page disconnects
+// its descriptors stay remembered (refused no-page), but they hold no id
+// from a pairing: one that announces the id later takes it.
+func TestChannelPairingOutranksRememberedPageEntry(t *testing.T) {
 	t.Parallel()
 	w := newChanWorld(t)
 	page := w.pageWith(chanViewCookie(t, w, w.broker.URL()))
 	page.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("pg", w.bounds)}))
 	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	_ = page.conn.Close(websocket.StatusNormalClosure, "")
-	testkit.Eventually(t, "pg to be unlisted", func() bool { _, listed := w.tools()["pg"]; return !listed })
-	if a := w.callAsync("c", "pg", w.bounds, "echo", `{}`)(); a.Refused != wire.UnattributedCall {
+	testkit.Eventually(t, "the page peer to be gone", func() bool { return w.metric("airlock_channel_peers", `peer="page"`) == 0 })
+	if a := w.callAsync("c", "pg", w.bounds, "echo", `{}`)(); a.Refused != wire.NoPage {
 		t.Errorf("pg after the page left: %+v", a)
 	}
 	bearer := w.pair("lab") // before dialling: the hello bound runs from the upgrade

@@ -368,9 +368,9 @@ func TestChannelEnvironmentDrainsOnSIGTERM(t *testing.T) {
 
 // TestChannelPageExecutor: a page over a real WebSocket with a loopback
 // Origin and, with VOICEBOX_LOOPBACK_AUTH=1, a live view cookie minted and
-// bootstrapped through the session API. A page's catalog lives as long as
-// its connection: the newer page announces its own, and once the last
-// page has left its descriptor is unknown again.
+// bootstrapped through the session API. The newer page is sent calls for
+// the catalog it announces itself, and once the last page has left its
+// descriptor is refused no-page.
 func TestChannelPageExecutor(t *testing.T) {
 	t.Parallel()
 	w := newChanWorld(t, "VOICEBOX_LOOPBACK_AUTH=1")
@@ -400,8 +400,9 @@ func TestChannelPageExecutor(t *testing.T) {
 	if got := inflight(); got.Refused != wire.PageClosed {
 		t.Errorf("call of the replaced page: %+v", got)
 	}
-	b.send(wire.CatalogFrame([]wire.Descriptor{pd}))
-	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
+	// pgb is listed once b's catalog, which also holds pg, is accepted.
+	b.send(wire.CatalogFrame([]wire.Descriptor{pd, pageDesc("pgb", w.slow)}))
+	testkit.Eventually(t, "b's catalog to be accepted", func() bool { return w.tools()["pgb"] == "page" })
 	inflight = w.callAsync("c2", "pg", w.slow, "echo", `{"n":2}`)
 	c := b.nextCall()
 	b.send(wire.AnswerFrame(wire.Observed(c.CallID, json.RawMessage(`{"from":"page"}`), nil)))
@@ -415,7 +416,7 @@ func TestChannelPageExecutor(t *testing.T) {
 		t.Errorf("call in flight when the page left: %+v", got)
 	}
 	testkit.Eventually(t, "the page peer to be gone", func() bool { return w.metric("airlock_channel_peers", `peer="page"`) == 0 })
-	if got := w.call("c4", "pg", w.slow, "echo", `{}`); got.Refused != wire.UnattributedCall {
+	if got := w.call("c4", "pg", w.slow, "echo", `{}`); got.Refused != wire.NoPage {
 		t.Errorf("with no page: %+v", got)
 	}
 	if n := w.metric("airlock_auth_refusals_total", `code="executor-unauthenticated"`, `endpoint="channel"`); n != 2 {

@@ -15,8 +15,10 @@ import (
 // TestChannelPageClosedAtSessionExpiry: a page executor admitted on the
 // view cookie of a session lives no longer than that session (PROTOCOL
 // sections 4.7 and 6.1): at expiresAt it is closed 4402
-// CREDENTIAL_EXPIRED, its call in flight settles page-closed, its
-// descriptor is no longer listed, and later calls are not routed to it.
+// CREDENTIAL_EXPIRED, its call in flight settles page-closed, and its
+// descriptor, still listed, is refused no-page at once: later calls are
+// sent to no page, nor to a page that connects afterwards before it
+// declares the descriptor itself.
 func TestChannelPageClosedAtSessionExpiry(t *testing.T) {
 	t.Parallel()
 	w := newChanWorld(t, "VOICEBOX_LOOPBACK_AUTH=1")
@@ -32,14 +34,30 @@ func TestChannelPageClosedAtSessionExpiry(t *testing.T) {
 	if got := inflight(); got.Refused != wire.PageClosed {
 		t.Errorf("call in flight at expiry: %+v, want %s", got, wire.PageClosed)
 	}
-	testkit.Eventually(t, "pg to be unlisted", func() bool { _, listed := w.tools()["pg"]; return !listed })
-	if got := w.call("c2", "pg", w.slow, "echo", `{}`); got.Refused != wire.UnattributedCall {
-		t.Errorf("a call after expiry: %+v, want %s", got, wire.UnattributedCall)
+	testkit.Eventually(t, "the page peer to be gone", func() bool { return w.metric("airlock_channel_peers", `peer="page"`) == 0 })
+	if got := w.tools()["pg"]; got != "page" {
+		t.Errorf("pg listed at %q after expiry, want page", got)
 	}
-	if n := w.metric("airlock_channel_peers", `peer="page"`); n != 0 {
-		t.Errorf("page peers %v after expiry, want 0", n)
+	if got := w.call("c2", "pg", w.slow, "echo", `{"secret":"arg"}`); got.Refused != wire.NoPage || got.Budget != nil {
+		t.Errorf("a call after expiry: %+v, want %s", got, wire.NoPage)
 	}
 	// The same cookie cannot bring a page back.
 	again := w.dialChannel("/local/channel", http.Header{"Origin": {origin}, "Cookie": {cookie}})
 	again.wantClose(websocket.StatusPolicyViolation, "executor-unauthenticated")
+	// A page on a live session is not sent pg's calls: the first call it
+	// receives is for the descriptor it declares.
+	next := w.pageWith(chanViewCookie(t, w, origin))
+	testkit.Eventually(t, "a new page to connect", func() bool { return w.metric("airlock_channel_peers", `peer="page"`) == 1 })
+	if got := w.call("c3", "pg", w.slow, "echo", `{"secret":"arg"}`); got.Refused != wire.NoPage {
+		t.Errorf("a call with a new page that has not declared pg: %+v, want %s", got, wire.NoPage)
+	}
+	next.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("pg2", w.slow)}))
+	testkit.Eventually(t, "pg2 routed to the page", func() bool { return w.tools()["pg2"] == "page" })
+	res := w.callAsync("c4", "pg2", w.slow, "echo", `{}`)
+	if c := next.answerNext(`{"from":"page"}`); c.DescriptorID != "pg2" {
+		t.Fatalf("the new page received a call for %q", c.DescriptorID)
+	}
+	if got := res(); !got.OK {
+		t.Errorf("pg2: %+v", got)
+	}
 }

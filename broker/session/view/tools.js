@@ -344,6 +344,10 @@ export async function startTools() {
       door = undefined;
       setServing("off", "off");
       note("Serving is off.");
+      // Off withdraws the tools: the empty catalog replaces the one the
+      // broker remembers for the page, which a tab that merely goes away
+      // leaves behind (refused no-page).
+      d.setCatalog([]);
       void d.close();
     }
   });
