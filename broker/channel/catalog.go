@@ -18,16 +18,17 @@ func (c *Channel) control(p *peer, data []byte) {
 		c.log.Warn("catalog rejected", "executor", p.executor(), "rule", string(wire.RuleOf(err)))
 		return
 	}
-	c.accept(p, c.admissible(p, ds))
+	c.accept(p, c.admissible(p.executor(), ds))
 }
 
 // admissible is ds without the entries a tool of which has an inputSchema
 // that a plugin's would not be admitted with (toolschema.Check): the
 // broker passes peers' schemas on to /v1/tools and MCP clients, so they
 // are held to the same bounds. Each dropped entry is logged and counted
-// by reason; the rest of the catalog stands. It runs before accept takes
-// c.mu: checking compiles the schemas.
-func (c *Channel) admissible(p *peer, ds []wire.Descriptor) []wire.Descriptor {
+// by reason; the rest of the catalog stands. A frame's catalog is checked
+// before accept takes c.mu (checking compiles the schemas); a remembered
+// one as it is loaded.
+func (c *Channel) admissible(executor string, ds []wire.Descriptor) []wire.Descriptor {
 	out := make([]wire.Descriptor, 0, len(ds))
 	for _, d := range ds {
 		tool, err := checkSchemas(d)
@@ -38,7 +39,7 @@ func (c *Channel) admissible(p *peer, ds []wire.Descriptor) []wire.Descriptor {
 		var se *toolschema.Error
 		errors.As(err, &se)
 		c.m.ChannelFramesRejected.WithLabelValues(se.Reason).Inc()
-		c.log.Warn("catalog entry dropped: a tool's inputSchema is not admitted", "executor", p.executor(),
+		c.log.Warn("catalog entry dropped: a tool's inputSchema is not admitted", "executor", executor,
 			"descriptor", d.DescriptorID, "tool", tool, "reason", se.Reason, "err", wire.PeerWhy(se.Err.Error()))
 	}
 	return out
@@ -94,8 +95,10 @@ func (c *Channel) slotOf(id identity) *slot {
 }
 
 // remember loads the catalog a pairing last sent, if the data folder
-// holds one. A damaged file is logged and ignored: the environment sends
-// a fresh catalog when it connects.
+// holds one, held to the bounds a frame's catalog is (admissible): the
+// file may come from an older broker, or have been edited. A damaged
+// file is logged and ignored: the environment sends a fresh catalog when
+// it connects.
 func (c *Channel) remember(s *slot) {
 	ds, ok, err := pairing.LoadCatalog(c.opts.Data, s.name)
 	if err != nil {
@@ -103,7 +106,7 @@ func (c *Channel) remember(s *slot) {
 		return
 	}
 	if ok {
-		s.catalog = ds
+		s.catalog = c.admissible(s.executor, ds)
 	}
 }
 
