@@ -149,8 +149,10 @@ func TestMCPHTTPInertWithoutToken(t *testing.T) {
 	}
 }
 
-// TestMCPHTTPPage: a page executor's tool is listed while it is connected,
-// called through /mcp, and gone when it leaves; each change is announced.
+// TestMCPHTTPPage: a page executor's tool is listed while it is connected
+// and called through /mcp; once the page leaves it is still listed, at
+// executor page, and refused no-page (PROTOCOL section 6.4); each change
+// is announced.
 func TestMCPHTTPPage(t *testing.T) {
 	t.Parallel()
 	w := newChanWorld(t, "VOICEBOX_LOOPBACK_AUTH=0") // the page check is Origin only
@@ -184,5 +186,11 @@ func TestMCPHTTPPage(t *testing.T) {
 	c.Forget()
 	_ = page.conn.CloseNow()
 	c.Wait(t, mcptest.ListChanged)
-	testkit.Eventually(t, "the page tool to be unlisted", func() bool { return c.List(t)["page_tool"] == nil })
+	testkit.Eventually(t, "the page peer to be gone", func() bool { return w.metric("airlock_channel_peers", `peer="page"`) == 0 })
+	if tool := c.List(t)["page_tool"]; tool == nil || tool.Meta["executor"] != "page" {
+		t.Errorf("the departed page's tool as listed: %+v", tool)
+	}
+	if res := c.Call(t, "page_tool", map[string]any{"q": 2}); !res.IsError || !strings.HasPrefix(mcptest.Text(res), "no-page: ") {
+		t.Errorf("page_tool after the page left: %s", mcptest.Text(res))
+	}
 }
