@@ -25,12 +25,15 @@ type Route struct {
 	// Descriptor is the admitted descriptor, shared by every call routed
 	// here and never modified: a call copies nothing of it.
 	Descriptor *wire.Descriptor
-	// Executor is "local", "page" or "machine:<pairing name>".
+	// Executor is LocalExecutor, "page" or "machine:<pairing name>".
 	Executor string
 	// To answers the calls: one admitted program, or the channel peer
 	// holding the descriptor.
 	To wire.Executor
 }
+
+// LocalExecutor is the executor of the broker's own plugins.
+const LocalExecutor = "local"
 
 // Kind is the peer kind of the route's executor, for metric labels:
 // local, page or machine.
