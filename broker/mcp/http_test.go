@@ -67,7 +67,8 @@ func TestHTTPBounds(t *testing.T) {
 	if code, body := post(t, ts.URL, initialize); code != 503 || !strings.Contains(body, `"UNAVAILABLE"`) {
 		t.Errorf("second session past the bound: %d %s", code, body)
 	}
-	for _, bad := range []string{``, `not json`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":3,"method":7}`} {
+	for _, bad := range []string{``, `not json`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":3,"method":7}`,
+		`{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}`, `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"a":1,"A":2}}`} {
 		code, body := post(t, ts.URL, []byte(bad))
 		if code != 400 || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, `"error":{"code":-32`) {
 			t.Errorf("%q: %d %s", bad, code, body)
