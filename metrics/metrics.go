@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // Namespace prefixes every metric name.
@@ -103,7 +105,7 @@ type relayKey struct{ typ, dir string }
 // Cancelled is the outcome of a tool call whose caller went away or
 // cancelled it (an MCP notifications/cancelled, a closed HTTP request)
 // before its answer: a metric outcome only, never a rule id on the wire.
-const Cancelled = "cancelled"
+const Cancelled = string(wire.Cancelled)
 
 // The closed label sets of the MCP metrics; every pair is declared at 0.
 // MCPMethods are the methods as MCP spells them; their labels are Kebab's

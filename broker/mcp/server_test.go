@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/mcp/mcptest"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -237,15 +238,19 @@ func TestListChanged(t *testing.T) {
 	}
 }
 
+// TestCancelAndProgress: a call that asked for progress gets it while it
+// runs; notifications/cancelled stops it, and it counts as cancelled in
+// both metrics. Every wait fails within the kit's patience.
 func TestCancelAndProgress(t *testing.T) {
 	started := make(chan struct{}, 1)
 	block := wire.ExecutorFunc(func(ctx context.Context, c wire.Call) wire.Answer {
 		started <- struct{}{}
 		<-ctx.Done()
-		return wire.Refuse(c.CallID, wire.ExecThrew, nil)
+		return wire.Refuse(c.CallID, wire.Cancelled, nil)
 	})
 	f := start(t, route("slow", block, nil, "spin"))
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	params := &sdk.CallToolParams{Name: "spin"}
 	params.SetProgressToken("p1")
 	done := make(chan error, 1)
@@ -253,20 +258,16 @@ func TestCancelAndProgress(t *testing.T) {
 		_, err := f.cs.CallTool(ctx, params)
 		done <- err
 	}()
-	<-started
+	testkit.Receive(t, "the call to start", started)
 	f.cs.Wait(t, mcptest.Progress)
 	cancel() // the client sends notifications/cancelled
-	if err := <-done; err == nil {
+	if err := testkit.Receive(t, "the cancelled call to return", done); err == nil {
 		t.Fatal("a cancelled call returned a result")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(f.reg.ToolCalls.WithLabelValues("slow", "spin", metrics.Cancelled)) != 1 ||
-		testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools-call", metrics.Cancelled)) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the cancelled call was not counted cancelled")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the cancelled call to be counted cancelled", func() bool {
+		return testutil.ToFloat64(f.reg.ToolCalls.WithLabelValues("slow", "spin", metrics.Cancelled)) == 1 &&
+			testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools-call", metrics.Cancelled)) == 1
+	})
 }
 
 func TestEntries(t *testing.T) {

@@ -56,6 +56,7 @@ type lineConn struct {
 	incoming  chan read
 	closed    chan struct{}
 	closeOnce sync.Once
+	calls     inflight[jsonrpc.ID] // requests handed to the SDK and not answered
 }
 
 type read struct {
@@ -77,8 +78,11 @@ func (c *lineConn) readLoop(br *bufio.Reader) {
 				if werr := c.write(reply); werr != nil && err == nil {
 					err = werr
 				}
-			} else if !c.hand(read{msg: msg}) {
-				return
+			} else {
+				c.track(msg)
+				if !c.hand(read{msg: msg}) {
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -109,7 +113,23 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
+// track notes a request handed to the SDK, and a cancel of one, before
+// the SDK sees it: an answer written once the cancel is in is held back.
+func (c *lineConn) track(msg jsonrpc.Message) {
+	if id, ok := callID(msg); ok {
+		c.calls.open(id)
+	} else if id, ok := cancelledID(msg); ok {
+		c.calls.cancel(id)
+	}
+}
+
+// Write writes msg, except the answer to a request the client cancelled
+// (cancel.go).
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Response); ok && c.calls.close(r.ID) {
+		c.s.o.Logger.DebugContext(ctx, logHeldBack)
+		return nil
+	}
 	buf := lines.Get().(*[]byte)
 	line, err := appendMessage((*buf)[:0], msg)
 	if err == nil {

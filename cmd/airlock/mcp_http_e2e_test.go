@@ -111,7 +111,7 @@ func TestMCPHTTP(t *testing.T) {
 	}()
 	c.Wait(t, mcptest.Progress)
 	cancel()
-	if err := <-done; err == nil {
+	if err := testkit.Receive(t, "the cancelled call to return", done); err == nil {
 		t.Error("the cancelled call returned a result")
 	}
 	testkit.Eventually(t, "the cancelled call to be counted", func() bool {
@@ -178,7 +178,7 @@ func TestMCPHTTPPage(t *testing.T) {
 		t.Errorf("the page got %+v", call)
 	}
 	page.send(wire.AnswerFrame(wire.Observed(call.CallID, json.RawMessage(`{"from":"page"}`), nil)))
-	if got := <-answered; got != `{"from":"page"}` {
+	if got := testkit.Receive(t, "page_tool to be answered", answered); got != `{"from":"page"}` {
 		t.Errorf("page_tool answered %q", got)
 	}
 	c.Forget()

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -95,12 +94,7 @@ func TestMCPPeerCannotHideLocalTool(t *testing.T) {
 		t.Errorf("the page got %+v", call)
 	}
 	page.send(wire.AnswerFrame(wire.Observed(call.CallID, json.RawMessage(`{"from":"page"}`), nil)))
-	select {
-	case got := <-answered:
-		if got != `{"from":"page"}` {
-			t.Errorf("pg.fetch_url answered %q", got)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("pg.fetch_url not answered within a minute")
+	if got := testkit.Receive(t, "pg.fetch_url to be answered", answered); got != `{"from":"page"}` {
+		t.Errorf("pg.fetch_url answered %q", got)
 	}
 }
