@@ -113,6 +113,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, contract.Unavailable)
 		return
 	}
+	w = &plainErrors{ResponseWriter: w}
 	if r.Method == http.MethodPost {
 		body, err := httpx.ReadBody(w, r, int64(h.o.Config.MaxBodyBytes))
 		if err != nil {

@@ -68,3 +68,26 @@ func TestMCPHTTPDuplicateKeysRefused(t *testing.T) {
 		t.Errorf("trap ran %v times", got)
 	}
 }
+
+// TestMCPHTTPUnknownMethodIsJSONError: a method the SDK does not serve is
+// refused with section 1.4's JSON body, which never quotes the request
+// (the SDK's own answer is plain text that does).
+func TestMCPHTTPUnknownMethodIsJSONError(t *testing.T) {
+	t.Parallel()
+	p := startServe(t, procOptions{Args: []string{"--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
+	s := openHTTPSession(t, p)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"no/such-<script>-method","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/no-such-<script>"}`,
+	} {
+		status, data, header := s.post(body)
+		if status != 400 || !strings.HasPrefix(header.Get("Content-Type"), "application/json") ||
+			!strings.Contains(string(data), `"code":"INVALID_MESSAGE"`) || strings.Contains(string(data), "no-such") {
+			t.Errorf("%s: %d %s %q, want 400 with the INVALID_MESSAGE body", body, status, header.Get("Content-Type"), data)
+		}
+	}
+	// The session goes on.
+	if status, data, _ := s.post(`{"jsonrpc":"2.0","id":4,"method":"ping"}`); status != 200 || !strings.Contains(string(data), `"id":4`) {
+		t.Errorf("ping after the unknown method: %d %s", status, data)
+	}
+}
