@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -501,8 +502,8 @@ func parseVmRSS(status []byte) (int64, error) {
 			break
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			break
+		if err != nil || kb < 0 || kb > math.MaxInt64>>10 {
+			break // a size is never negative, and its bytes must fit
 		}
 		return kb << 10, nil
 	}
