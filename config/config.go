@@ -9,6 +9,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -22,9 +23,9 @@ import (
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/secret"
 )
@@ -236,8 +237,8 @@ func Load(src Sources) (*Config, error) {
 	// profile refuses source proposals turned on, not left on).
 	k := koanf.New(".")
 	if src.File != "" {
-		if err := k.Load(file.Provider(src.File), yaml.Parser()); err != nil {
-			return nil, fmt.Errorf("config: file %s: %w", src.File, err)
+		if err := loadFile(k, src.File); err != nil {
+			return nil, err
 		}
 	}
 	// The plugin values leave the tree before anything else sees it: they
@@ -334,14 +335,43 @@ func rereadPluginConfig(path string, environ []string) (*plugincfg.Values, error
 		return plugincfg.Resolve(nil, nil)
 	}
 	k := koanf.New(".")
-	if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
-		return nil, fmt.Errorf("config: file %s: %w", path, err)
+	if err := loadFile(k, path); err != nil {
+		return nil, err
 	}
 	v, err := plugincfg.Resolve(k.Get(plugincfg.Key), environ)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return v, nil
+}
+
+// MaxFileBytes bounds the YAML config file (PROTOCOL section 1.6): a
+// few settings are small.
+const MaxFileBytes = 1 << 20
+
+// loadFile loads the YAML config file at path into k, read with the
+// checks every file Airlock is pointed at gets (filecheck: a regular
+// file, no link, at most MaxFileBytes).
+func loadFile(k *koanf.Koanf, path string) error {
+	data, err := filecheck.ReadPath(path, MaxFileBytes)
+	if errors.Is(err, filecheck.ErrRefused) {
+		return fmt.Errorf("config: %w", err) // it names the file
+	}
+	if err == nil {
+		err = k.Load(fileBytes(data), yaml.Parser())
+	}
+	if err != nil {
+		return fmt.Errorf("config: file %s: %w", path, err)
+	}
+	return nil
+}
+
+// fileBytes is the config file's content as a koanf provider.
+type fileBytes []byte
+
+func (b fileBytes) ReadBytes() ([]byte, error) { return b, nil }
+func (b fileBytes) Read() (map[string]any, error) {
+	return nil, errors.New("config: the file is read with a parser")
 }
 
 // secretEnv are the variables package secret reads (the launch token, the
