@@ -192,24 +192,6 @@ func TestSlowBodyAndIdleConnectionsAreClosed(t *testing.T) {
 	}
 }
 
-// TestSlowHeadersAreClosedAtTheHeaderTimeout: a client that drips its
-// headers a byte at a time, never finishing them, is closed by the broker
-// once http.header_timeout_ms has passed, unanswered (or 408). Without
-// the server's header timeout nothing else would close it: the dripping
-// client is below the cap and the idle bound waits for a finished request.
-func TestSlowHeadersAreClosedAtTheHeaderTimeout(t *testing.T) {
-	t.Parallel()
-	p := startSessions(t, "AIRLOCK_HTTP_HEADER_TIMEOUT_MS=1000", "AIRLOCK_HTTP_IDLE_TIMEOUT_MS=600000")
-	headers := dialSlow(t, p, slowHeaders)
-	headers.waitClosed(t)
-	if got := headers.got.String(); got != "" && !strings.HasPrefix(got, "HTTP/1.1 408 ") {
-		t.Errorf("the unfinished headers were answered %.80q, want nothing or 408", got)
-	}
-	if code, _ := healthz(t, p); code != 200 {
-		t.Errorf("healthz %d", code)
-	}
-}
-
 func TestConnectionCapShedsSlowClientsThenRefuses(t *testing.T) {
 	t.Parallel()
 	const maxConns = 64
