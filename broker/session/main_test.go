@@ -104,7 +104,7 @@ func (t *fakeTimer) Stop() bool {
 func testLocal() config.Local {
 	return config.Local{TombstoneRetentionSeconds: 3600, SourceProposals: true, HandshakeTimeoutMs: 5000,
 		MaxFrameBytes: 16 << 20, OutboundQueue: 256, OutboundQueueBytes: 32 << 20, MaxRequestsPerView: 64,
-		MaxSessions: 10000, MaxViewsPerSession: 1024, MaxTombstones: 10000}
+		MaxSessions: 10000, MaxViewsPerSession: 1024, MaxTombstones: 10000, ViewKey: true}
 }
 
 const testToken = "test-launch-token-0123456789abcdef"

@@ -76,6 +76,9 @@ func New(o Options) *Service {
 		Logger: o.Logger}
 	limits := storeLimits{live: o.Local.MaxSessions, tombstones: o.Local.MaxTombstones}
 	s.store = newStore(o.Clock, retention, limits, hubOpts, o.Metrics)
+	if !o.Local.ViewKey {
+		s.log.Warn(ViewKeyOffWarning)
+	}
 	go s.reaper(s.stopReaper, s.reaperDone)
 	return s
 }
@@ -143,8 +146,9 @@ func (s *Service) Close(ctx context.Context) error {
 // ViewSession reports whether r carries the view cookie
 // (tensorviz_local_browser_<h>, with the right value, compared in constant
 // time) of a live session (not expired, not a tombstone) whose launch
-// origin is exactly r's Origin, and returns a channel closed when that
-// session ends. The executor channel uses it for VOICEBOX_LOOPBACK_AUTH:
+// origin is exactly r's Origin, with that session's view key (unless
+// local.view_key is off), and returns a channel closed when that session
+// ends. The executor channel uses it for VOICEBOX_LOOPBACK_AUTH:
 // a cookie proves a browser page of that session, so it must be the
 // session the connection's Origin names (any other live cookie, of
 // another window or another loopback origin of this broker, does not
@@ -155,7 +159,7 @@ func (s *Service) ViewSession(r *http.Request) (ended <-chan struct{}, ok bool) 
 	if len(origins) != 1 || origins[0] == "" {
 		return nil, false
 	}
-	sess, _, err := s.store.authenticate(r.Cookies(), origins[0], true)
+	sess, _, err := s.admit(r, origins[0], true)
 	if err != nil || sess.Origin != origins[0] {
 		return nil, false
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/testkit"
 )
 
@@ -48,7 +49,7 @@ func (s *session) churnView(t *testing.T) bool {
 	h := http.Header{}
 	h.Set("Origin", s.m.LaunchOrigin)
 	h.Set("Cookie", s.ck.Name+"="+s.ck.Value)
-	ws, _, err := websocket.Dial(tctx(t), localclient.WSURL(s.p.URL()), &websocket.DialOptions{HTTPHeader: h})
+	ws, _, err := websocket.Dial(tctx(t), localclient.WSURL(s.p.URL()), &websocket.DialOptions{HTTPHeader: h, Subprotocols: contract.ViewSubprotocols(s.pass.Key)})
 	if err != nil {
 		t.Fatalf("churn view: dial: %v", err)
 	}
@@ -96,7 +97,8 @@ func TestRelayViewChurnNeverDropsHost(t *testing.T) {
 	sc := churnSize()
 	p := startSessions(t, sc.env...)
 	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
-	s.ck = p.bootstrap(t, s.m)
+	s.pass = p.bootstrap(t, s.m)
+	s.ck = s.pass.Cookie
 	// The host buffers one message and reads nothing more until the
 	// attack is over (a busy extension).
 	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
@@ -104,7 +106,7 @@ func TestRelayViewChurnNeverDropsHost(t *testing.T) {
 	if _, err := s.host.Hello(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	v, _ := p.view(t, s.m, s.ck)
+	v, _ := p.view(t, s.m, s.pass)
 	// The view fills its share of the host's queue with big acks; the
 	// sentinel's refusal comes after every answer to them.
 	const floods, churns = 60, 140

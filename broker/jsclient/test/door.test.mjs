@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import WebSocket from "ws";
 import { createExecutorDoor, observe, refuse } from "../dist/door.js";
+import { viewProtocols } from "../dist/messages.js";
 
 const bin = process.env.AIRLOCK_BIN;
 const skip = bin ? false : "AIRLOCK_BIN is not set (go test ./broker/jsclient sets it)";
@@ -98,7 +99,8 @@ after(async () => {
 });
 
 // viewCookie mints a session for the broker's own origin and bootstraps a
-// view, returning the Cookie header value the browser would send.
+// view, returning the Cookie header value the browser would send and the
+// view key the page keeps.
 async function viewCookie() {
   const mint = await http("POST", "/local/sessions", { body: { launchOrigin: origin }, headers: { "X-Tensorviz-Token": token } });
   assert.equal(mint.status, 201, mint.text);
@@ -107,11 +109,12 @@ async function viewCookie() {
   assert.equal(boot.status, 200, boot.text);
   const set = boot.headers["set-cookie"]?.[0];
   assert.match(set ?? "", /^tensorviz_local_browser_[0-9a-f]{16}=/);
-  return set.split(";")[0];
+  return { cookie: set.split(";")[0], viewKey: JSON.parse(boot.text).viewKey };
 }
 
-// door starts a door whose sockets are recorded in sockets.
-function door(cookie, sockets, events) {
+// door starts a door whose sockets are recorded in sockets; pass (from
+// viewCookie) gives its cookie and view key.
+function door(pass, sockets, events) {
   return createExecutorDoor({
     url: `ws://127.0.0.1:${port}/local/channel`,
     catalog,
@@ -119,7 +122,7 @@ function door(cookie, sockets, events) {
     backoffBaseMs: 20,
     backoffMaxMs: 200,
     WebSocket: (url) => {
-      const ws = new WebSocket(url, { origin, headers: cookie ? { Cookie: cookie } : {} });
+      const ws = new WebSocket(url, pass?.viewKey ? viewProtocols(pass.viewKey) : [], { origin, headers: pass ? { Cookie: pass.cookie } : {} });
       sockets.push(ws);
       return ws;
     },
@@ -197,6 +200,16 @@ test("the door serves a page executor's tools with the view cookie", { skip }, a
   }
   assert.deepEqual(await d.done, { code: 1000, reason: "" });
   assert.ok(events.some((e) => e.type === "reconnecting"));
+});
+
+test("with the view cookie but not its view key the door is closed executor-unauthenticated", { skip }, async () => {
+  const { cookie } = await viewCookie();
+  for (const pass of [{ cookie }, { cookie, viewKey: "bm90LXRoZS12aWV3LWtleQ" }]) {
+    const sockets = [];
+    const d = door(pass, sockets, []);
+    assert.deepEqual(await d.done, { code: 1008, reason: "executor-unauthenticated" }, `view key ${pass.viewKey ?? "none"}`);
+    assert.equal(sockets.length, 1);
+  }
 });
 
 test("without the view cookie the door is closed executor-unauthenticated and stops", { skip }, async () => {

@@ -10,14 +10,17 @@
 // "Why are the page's tools page-notes over picked and OPFS files?").
 //
 // The door connects to /local/channel on this page's own origin; the
-// browser sends the view cookie, whose path covers /local. The broker
-// admits a page only on its own loopback origin with the cookie of a
-// session minted for that origin: anything else is closed 1008
-// executor-unauthenticated, shown here, and the door does not retry. A
+// browser sends the view cookie, whose path covers /local, and the page
+// offers the view key bootstrap returned (Sec-WebSocket-Protocol). The
+// broker admits a page only on its own loopback origin with the cookie of
+// a session minted for that origin and that session's view key: anything
+// else is closed 1008 executor-unauthenticated, shown here, and the door
+// does not retry. A
 // second page that serves replaces this one (1000 page-replaced): this
 // page says so and stays off until the user turns it on again.
 
 import { createExecutorDoor, observe, refuse } from "./client/door.js";
+import { viewProtocols } from "./client/messages.js";
 import { EXEC_THREW } from "./client/wire.js";
 
 const $ = (id) => document.getElementById(id);
@@ -182,6 +185,7 @@ async function takePicked(files) {
 // ---------------------------------------------------------------- page
 
 let door;
+let viewKey; // from bootstrap, via app.js; offered on every channel socket
 const calls = new Map(); // callId → { tool, why } while the answer is pending
 
 function setServing(state, text) {
@@ -318,9 +322,11 @@ function startServing() {
   const mine = (e) => {
     if (door === me || e.type === "answered") onDoorEvent(e);
   };
+  const protocols = viewKey ? viewProtocols(viewKey) : undefined;
   const me = createExecutorDoor({
     url,
     catalog: CATALOG,
+    WebSocket: (u) => new WebSocket(u, protocols),
     handler: (call) => {
       const r = handle(call);
       calls.set(call.callId, { tool: call.tool, why: r.ok ? "" : r.why || r.refused });
@@ -332,8 +338,9 @@ function startServing() {
 }
 
 /** startTools wires the panel; called once the page holds the view
- * cookie. Serving starts off: the user turns it on. */
-export async function startTools() {
+ * cookie and its view key. Serving starts off: the user turns it on. */
+export async function startTools(key) {
+  viewKey = key;
   renderCatalog();
   renderNotes();
   $("serve").addEventListener("change", () => {
