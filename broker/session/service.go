@@ -31,6 +31,9 @@ type Options struct {
 	Metrics *metrics.Registry
 	// Clock is the time source; nil means RealClock.
 	Clock Clock
+	// StorageKey is the key view pages seal their stored notes with
+	// (LoadStorageKey); nil answers POST /local/storage-key 503.
+	StorageKey []byte
 }
 
 // Service mounts POST /local/sessions, POST /local/bootstrap, GET
@@ -89,6 +92,7 @@ func New(o Options) *Service {
 func (s *Service) Mount(mux *http.ServeMux) {
 	mux.Handle("POST /local/sessions", httpx.TokenGuard(s.opts.Token, s.authRefused, http.HandlerFunc(s.serveMint)))
 	mux.HandleFunc("POST /local/bootstrap", s.serveBootstrap)
+	mux.HandleFunc("POST /local/storage-key", s.serveStorageKey)
 	mux.HandleFunc("GET /local/ws", s.serveWS)
 	s.mountView(mux)
 }
