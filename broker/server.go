@@ -138,9 +138,14 @@ func CheckToken(token string) error {
 	return nil
 }
 
-// CheckBind refuses a non-loopback listen address without a launch token.
+// CheckBind refuses a non-loopback listen address without a launch token,
+// and the standalone profile without one (the configuration's Validate
+// has held its addresses to 127.0.0.1).
 func CheckBind(cfg *config.Config, tokenSet bool) error {
-	if !config.IsLoopback(cfg.Listen) && !tokenSet {
+	switch {
+	case cfg.Standalone && !tokenSet:
+		return ErrStandaloneNeedsToken
+	case !config.IsLoopback(cfg.Listen) && !tokenSet:
 		return ErrPublicBindNeedsToken
 	}
 	return nil

@@ -9,6 +9,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -22,9 +23,9 @@ import (
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/secret"
 )
@@ -50,6 +51,12 @@ type Config struct {
 	LogLevel string `koanf:"log_level"`
 	// ShutdownGraceMs bounds how long SIGTERM waits for in-flight work.
 	ShutdownGraceMs int `koanf:"shutdown_grace_ms"`
+	// Standalone is the standalone plugin service's profile: Listen (and
+	// MetricsListen) on 127.0.0.1 only, a launch token required (the
+	// caller checks that: the token is not a setting) and no source
+	// proposals. Validate holds the addresses to it; Load turns
+	// local.source_proposals off and refuses a layer that turns it on.
+	Standalone bool `koanf:"standalone"`
 
 	HTTP    HTTP    `koanf:"http"`
 	Local   Local   `koanf:"local"`
@@ -170,6 +177,7 @@ var Settings = []Setting{
 	{Key: "no_builtin", Default: false, Help: "leave the bundled plugins out"},
 	{Key: "log_level", Default: "info", Help: "debug, info, warn or error"},
 	{Key: "shutdown_grace_ms", Default: 10000, Help: "how long SIGTERM waits for in-flight calls"},
+	{Key: "standalone", Default: false, Help: "the standalone plugin service: listen and metrics_listen on 127.0.0.1 only (any other address exits 2, a token or not), a launch token required, local.source_proposals off"},
 
 	{Key: "http.max_connections", Default: 4096, Help: "open connections at most (WebSockets included); past it slow or idle ones are closed first, then new ones refused 503"},
 	{Key: "http.header_timeout_ms", Default: 10000, Help: "time a client has to send a request's headers"},
@@ -229,17 +237,13 @@ type Sources struct {
 
 // Load builds a Config from the defaults and sources and validates it.
 func Load(src Sources) (*Config, error) {
+	// The layers are loaded on their own, then merged over the defaults,
+	// so that what a layer set can be told from a default (the standalone
+	// profile refuses source proposals turned on, not left on).
 	k := koanf.New(".")
-	defaults := map[string]any{}
-	for _, s := range Settings {
-		defaults[s.Key] = s.Default
-	}
-	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
-		return nil, fmt.Errorf("config: defaults: %w", err)
-	}
 	if src.File != "" {
-		if err := k.Load(file.Provider(src.File), yaml.Parser()); err != nil {
-			return nil, fmt.Errorf("config: file %s: %w", src.File, err)
+		if err := loadFile(k, src.File); err != nil {
+			return nil, err
 		}
 	}
 	// The plugin values leave the tree before anything else sees it: they
@@ -252,9 +256,22 @@ func Load(src Sources) (*Config, error) {
 	if err := k.Load(confmap.Provider(src.Flags, "."), nil); err != nil {
 		return nil, fmt.Errorf("config: flags: %w", err)
 	}
+	proposalsSet := k.Exists(sourceProposals)
+	k, err := withDefaults(k)
+	if err != nil {
+		return nil, err
+	}
+	if k.Bool("standalone") {
+		if proposalsSet && k.Bool(sourceProposals) {
+			return nil, fmt.Errorf("config: %s: the standalone profile serves no source proposals; leave it unset or false", sourceProposals)
+		}
+		if err := k.Set(sourceProposals, false); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
 	var c Config
 	var md mapstructure.Metadata
-	err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
+	err = k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
 		WeaklyTypedInput: true,
 		Metadata:         &md,
 		Result:           &c,
@@ -283,6 +300,28 @@ func Load(src Sources) (*Config, error) {
 	return &c, nil
 }
 
+// sourceProposals is the key the standalone profile turns off.
+const sourceProposals = "local.source_proposals"
+
+// withDefaults is layers merged over every setting's default but the
+// plugin values', which Load has taken out of the tree.
+func withDefaults(layers *koanf.Koanf) (*koanf.Koanf, error) {
+	defaults := map[string]any{}
+	for _, s := range Settings {
+		if s.Key != plugincfg.Key {
+			defaults[s.Key] = s.Default
+		}
+	}
+	k := koanf.New(".")
+	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
+		return nil, fmt.Errorf("config: defaults: %w", err)
+	}
+	if err := k.Merge(layers); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return k, nil
+}
+
 // ReadPluginConfig reads the config file's plugin_config section again,
 // with the files and the environment it names, as Load did: SIGHUP takes
 // a changed value or a rotated secret file without a restart. Nothing
@@ -301,14 +340,43 @@ func rereadPluginConfig(path string, environ []string) (*plugincfg.Values, error
 		return plugincfg.Resolve(nil, nil)
 	}
 	k := koanf.New(".")
-	if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
-		return nil, fmt.Errorf("config: file %s: %w", path, err)
+	if err := loadFile(k, path); err != nil {
+		return nil, err
 	}
 	v, err := plugincfg.Resolve(k.Get(plugincfg.Key), environ)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return v, nil
+}
+
+// MaxFileBytes bounds the YAML config file (PROTOCOL section 1.6): a
+// few settings are small.
+const MaxFileBytes = 1 << 20
+
+// loadFile loads the YAML config file at path into k, read with the
+// checks every file Airlock is pointed at gets (filecheck: a regular
+// file, no link, at most MaxFileBytes).
+func loadFile(k *koanf.Koanf, path string) error {
+	data, err := filecheck.ReadPath(path, MaxFileBytes)
+	if errors.Is(err, filecheck.ErrRefused) {
+		return fmt.Errorf("config: %w", err) // it names the file
+	}
+	if err == nil {
+		err = k.Load(fileBytes(data), yaml.Parser())
+	}
+	if err != nil {
+		return fmt.Errorf("config: file %s: %w", path, err)
+	}
+	return nil
+}
+
+// fileBytes is the config file's content as a koanf provider.
+type fileBytes []byte
+
+func (b fileBytes) ReadBytes() ([]byte, error) { return b, nil }
+func (b fileBytes) Read() (map[string]any, error) {
+	return nil, errors.New("config: the file is read with a parser")
 }
 
 // secretEnv are the variables package secret reads (the launch token, the
@@ -370,6 +438,14 @@ func (c *Config) Validate() error {
 	}
 	if c.MetricsListen != "" {
 		if err := checkAddr("metrics_listen", c.MetricsListen); err != nil {
+			return err
+		}
+	}
+	if c.Standalone {
+		if err := standaloneAddr("listen", c.Listen); err != nil {
+			return err
+		}
+		if err := standaloneAddr("metrics_listen", c.MetricsListen); err != nil && c.MetricsListen != "" {
 			return err
 		}
 	}
@@ -438,6 +514,15 @@ func checkAddr(key, addr string) error {
 	}
 	if host == "" {
 		return fmt.Errorf("config: %s: give an explicit host (127.0.0.1 for loopback)", key)
+	}
+	return nil
+}
+
+// standaloneAddr refuses an address the standalone profile may not bind:
+// anything but 127.0.0.1, with or without a token.
+func standaloneAddr(key, addr string) error {
+	if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
+		return fmt.Errorf("config: %s: the standalone profile binds 127.0.0.1 only, not %q", key, addr)
 	}
 	return nil
 }

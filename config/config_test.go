@@ -262,3 +262,42 @@ func TestPluginConfig(t *testing.T) {
 		t.Errorf("no file: %v %v", v, err)
 	}
 }
+
+// TestStandaloneProfile: standalone turns local.source_proposals off, and
+// the dump says so; a layer that turns it on, or an address other than
+// 127.0.0.1 for either listener, is refused; a layer that sets it false,
+// or leaves it, is fine. Without standalone nothing changes.
+func TestStandaloneProfile(t *testing.T) {
+	on := map[string]any{"standalone": "true"}
+	c := load(t, Sources{Flags: on})
+	if !c.Standalone || c.Local.SourceProposals {
+		t.Fatalf("standalone: %v, source proposals %v", c.Standalone, c.Local.SourceProposals)
+	}
+	dump := strings.Join(c.Dump(), "\n")
+	if !strings.Contains(dump, "local.source_proposals=false") || !strings.Contains(dump, "standalone=true") {
+		t.Errorf("the dump does not show the profile:\n%s", dump)
+	}
+	if c := load(t, Sources{Environ: []string{"AIRLOCK_STANDALONE=1", "AIRLOCK_LOCAL_SOURCE_PROPOSALS=false"}}); c.Local.SourceProposals {
+		t.Error("source proposals on under standalone")
+	}
+	file := filepath.Join(t.TempDir(), "airlock.yaml")
+	if err := os.WriteFile(file, []byte("standalone: true\nlocal:\n  source_proposals: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]Sources{
+		"proposals on, file":  {File: file},
+		"proposals on, env":   {Flags: on, Environ: []string{"AIRLOCK_LOCAL_SOURCE_PROPOSALS=true"}},
+		"public listen":       {Flags: map[string]any{"standalone": "true", "listen": "0.0.0.0:7420"}},
+		"ipv6 loopback":       {Flags: map[string]any{"standalone": "true", "listen": "[::1]:7420"}},
+		"localhost":           {Environ: []string{"AIRLOCK_STANDALONE=true", "AIRLOCK_LISTEN=localhost:7420"}},
+		"public metrics":      {Flags: map[string]any{"standalone": "true", "metrics_listen": "0.0.0.0:9090"}},
+		"loopback v6 metrics": {Flags: map[string]any{"standalone": "true", "metrics_listen": "[::1]:9090"}},
+	} {
+		if _, err := Load(src); err == nil || !strings.Contains(err.Error(), "standalone") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if c := load(t, Sources{Flags: map[string]any{"listen": "0.0.0.0:7420", "metrics_listen": "[::1]:9090"}}); c.Standalone || !c.Local.SourceProposals {
+		t.Errorf("without standalone: %+v", c)
+	}
+}

@@ -1,19 +1,19 @@
 package executors
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
-func compileOne(t testing.TB, schema string) *jsonschema.Schema {
+func compileOne(t testing.TB, schema string) *toolschema.Schema {
 	t.Helper()
-	s, err := compileSchemas([]wire.Tool{{Name: "t", InputSchema: json.RawMessage(schema)}})
+	s, err := compileSchemas([]wire.Tool{{Name: "t", InputSchema: json.RawMessage(schema)}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,8 +22,8 @@ func compileOne(t testing.TB, schema string) *jsonschema.Schema {
 
 // whyOf validates args against s and returns the refusal's why ("" when
 // the args pass).
-func whyOf(s *jsonschema.Schema, args string) string {
-	_, why := validArgs(s, json.RawMessage(args))
+func whyOf(s *toolschema.Schema, args string) string {
+	_, why, _ := validArgs(context.Background(), s, json.RawMessage(args))
 	return why
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/executors/internal/argsvalue"
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -20,6 +21,9 @@ import (
 // (unattributed-call), boundsEcho (bounds-mismatch), declared tool
 // (unknown-tool), args against the inputSchema (args-invalid), the
 // concurrency bound (overloaded), then the run under every other bound.
+// The time bound starts before the args are validated: validation that
+// outlasts timeoutMs, or outlives its caller, is stopped (see
+// toolschema.Schema.Validate) and answered like a run would be.
 //
 // Every answer carries budget {requestsUsed, requestsLimit: maxRequests};
 // requestsUsed counts the fetches this call started (see fetch.go).
@@ -52,7 +56,14 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	if !ok {
 		return refuse(wire.UnknownTool)
 	}
-	args, why := validArgs(schema, c.Args)
+	ctx, stop := p.timeBound(ctx)
+	defer stop()
+	args, why, err := validArgs(ctx, schema, c.Args)
+	if err != nil {
+		rule := stoppedRule(ctx)
+		p.log.Warn("call refused", "tool", c.Tool, "callId", c.CallID, "refused", string(rule), "err", err)
+		return refuse(rule)
+	}
 	if why != "" {
 		a := refuse(wire.ArgsInvalid)
 		a.Why = why
@@ -79,26 +90,50 @@ func (p *Program) echoMatches(echo json.RawMessage) bool {
 }
 
 // validArgs holds args to the envelope's own rules (one object, unique
-// keys, valid UTF-8) and then to the tool's schema, and returns them
-// compacted: exactly the bytes the guest will read. When they fail, it
-// returns the refusal's why instead: the rule's static text for args
-// that are not one such object, else what argsWhy names.
-func validArgs(s *jsonschema.Schema, raw json.RawMessage) ([]byte, string) {
+// keys, valid UTF-8) and then to the tool's schema under ctx, and
+// returns them compacted: exactly the bytes the guest will read. When
+// they fail, it returns the refusal's why instead: the rule's static text
+// for args that are not one such object, else what argsWhy names. err is
+// set when validation did not finish: ctx ended first.
+func validArgs(ctx context.Context, s *toolschema.Schema, raw json.RawMessage) ([]byte, string, error) {
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	args, err := wire.CompactMember(raw)
 	if err != nil {
-		return nil, wire.ArgsInvalid.Why()
+		return nil, wire.ArgsInvalid.Why(), nil
 	}
 	v, err := argsvalue.Decode(args)
 	if err != nil {
-		return nil, wire.ArgsInvalid.Why()
+		return nil, wire.ArgsInvalid.Why(), nil
 	}
-	if err := s.Validate(v); err != nil {
-		return nil, argsWhy(err)
+	var ve *jsonschema.ValidationError
+	switch err := s.Validate(ctx, v); {
+	case err == nil:
+		return args, "", nil
+	case errors.As(err, &ve):
+		return nil, argsWhy(err), nil
+	default:
+		return nil, "", err
 	}
-	return args, ""
+}
+
+// timeBound is the call's time bound: timeoutMs from the start of args
+// validation to the end of the run. Its cause, errDeadline, tells it
+// from the caller cancelling.
+func (p *Program) timeBound(parent context.Context) (context.Context, context.CancelFunc) {
+	timeout := time.Duration(p.d.Bounds.TimeoutMs) * time.Millisecond
+	return context.WithTimeoutCause(parent, timeout, errDeadline)
+}
+
+// stoppedRule answers a call whose validation did not finish as verdict
+// answers a run: exec-timeout when the time bound passed, exec-threw
+// otherwise (the caller cancelled).
+func stoppedRule(ctx context.Context) wire.Rule {
+	if errors.Is(context.Cause(ctx), errDeadline) {
+		return wire.ExecTimeout
+	}
+	return wire.ExecThrew
 }
 
 // run executes one admitted call. A panic of a host function is returned
@@ -145,11 +180,9 @@ type stateKey struct{}
 
 func (p *Program) newCallState(parent context.Context, callID, tool string) *callState {
 	s := &callState{p: p, callID: callID, tool: tool, stderr: boundedBuffer{limit: p.rt.cfg.MaxStderrBytes}}
-	timeout := time.Duration(p.d.Bounds.TimeoutMs) * time.Millisecond
 	ctx, cancel := context.WithCancelCause(parent)
-	ctx, stop := context.WithTimeoutCause(ctx, timeout, errDeadline)
 	s.ctx = context.WithValue(ctx, stateKey{}, s)
-	s.cancel = func(cause error) { cancel(cause); stop() }
+	s.cancel = cancel
 	return s
 }
 

@@ -3,6 +3,7 @@ package executors
 import (
 	"errors"
 
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -25,8 +26,8 @@ const (
 	ReasonCompileFailed     = "compile-failed"
 	ReasonImportsRefused    = "imports-refused"
 	ReasonRootUnmapped      = "root-unmapped"
-	ReasonSchemaInvalid     = "schema-invalid"
-	ReasonSchemaTooComplex  = "schema-too-complex"
+	ReasonSchemaInvalid     = toolschema.ReasonInvalid
+	ReasonSchemaTooComplex  = toolschema.ReasonTooComplex
 	ReasonABIInvalid        = "abi-invalid"
 	ReasonMemoryInvalid     = "memory-invalid"
 )

@@ -1,7 +1,6 @@
 package executors
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +8,11 @@ import (
 	"log/slog"
 	"slices"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/airlock/airlock/config/plugincfg"
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -42,7 +41,7 @@ type Program struct {
 	// boundsListed is the bounds as json.Marshal writes them, the form
 	// GET /v1/tools lists and callers echo.
 	boundsListed []byte
-	schemas      map[string]*jsonschema.Schema
+	schemas      map[string]*toolschema.Schema
 	compiled     wazero.CompiledModule
 	style        style
 	mounts       *mounts
@@ -102,7 +101,7 @@ func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, op
 		}
 	}
 	var err error
-	if p.schemas, err = compileSchemas(d.Tools); err != nil {
+	if p.schemas, err = compileSchemas(d.Tools, r.cfg.MaxConcurrent); err != nil {
 		return nil, err
 	}
 	if p.mounts, err = openMounts(d.Bounds.Roots, r.cfg.Roots); err != nil {
@@ -210,34 +209,17 @@ func detectStyle(c wazero.CompiledModule) (style, error) {
 	return styleReactor, nil
 }
 
-// compileSchemas compiles each tool's inputSchema once, after
-// checkSchemaCost has bounded what validating against it can cost. No loader is
-// installed, so a $ref can only point inside the schema itself (or to a
-// bundled metaschema): admission never reads a file or the network.
-func compileSchemas(tools []wire.Tool) (map[string]*jsonschema.Schema, error) {
-	out := make(map[string]*jsonschema.Schema, len(tools))
+// compileSchemas admits each tool's inputSchema (toolschema.Compile: its
+// expanded size and its patterns bounded, no $ref read from outside it),
+// keeping up to MaxConcurrent compiled copies of each between calls.
+func compileSchemas(tools []wire.Tool, idle int) (map[string]*toolschema.Schema, error) {
+	out := make(map[string]*toolschema.Schema, len(tools))
 	for _, t := range tools {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
+		s, err := toolschema.Compile(t.InputSchema, idle)
 		if err != nil {
-			return nil, admission(ReasonSchemaInvalid, fmt.Errorf("tool %s: %w", t.Name, err))
-		}
-		if err := checkSchemaCost(doc, MaxSchemaNodes); err != nil {
-			reason := ReasonSchemaInvalid
-			if errors.Is(err, errSchemaTooComplex) {
-				reason = ReasonSchemaTooComplex
-			}
-			return nil, admission(reason, fmt.Errorf("tool %s: %w", t.Name, err))
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		c.UseLoader(jsonschema.SchemeURLLoader{})
-		const loc = "https://airlock.invalid/input-schema.json"
-		if err := c.AddResource(loc, doc); err != nil {
-			return nil, admission(ReasonSchemaInvalid, fmt.Errorf("tool %s: %w", t.Name, err))
-		}
-		s, err := c.Compile(loc)
-		if err != nil {
-			return nil, admission(ReasonSchemaInvalid, fmt.Errorf("tool %s: %w", t.Name, err))
+			var se *toolschema.Error
+			errors.As(err, &se)
+			return nil, admission(se.Reason, fmt.Errorf("tool %s: %w", t.Name, se.Err))
 		}
 		out[t.Name] = s
 	}

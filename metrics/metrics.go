@@ -150,7 +150,8 @@ func New() *Registry {
 	r.RelayRefusals = counter("relay_refusals_total", "Frames refused on /local/ws, by error code.", "code")
 	r.RelayDropped = counter("relay_dropped_views_total", "Views dropped because they could not keep up.").WithLabelValues()
 	r.RelayDroppedHosts = counter("relay_dropped_hosts_total", "Hosts dropped because their own traffic filled their outbound queue.").WithLabelValues()
-	r.RelayHostBusy = counter("relay_host_busy_total", "What the relay did instead of dropping a host whose queue views filled, by outcome: join_refused, notice_dropped.", "outcome")
+	r.RelayHostBusy = counter("relay_host_busy_total", "What the relay did instead of dropping a host whose queue views filled, by outcome: "+
+		HostBusyJoinRefused+" (a joining view closed 1013 host-busy) or "+HostBusyNoticeDropped+" (a leaving view's viewState or cancel not sent).", "outcome")
 	r.AuthRefusals = counter("auth_refusals_total", "Refused authentications, by endpoint and code.", "endpoint", "code")
 
 	r.ConnectionsOpen = gauge("connections_open", "Open connections on the broker's listeners, WebSockets included.").WithLabelValues()
@@ -161,7 +162,7 @@ func New() *Registry {
 	r.ChannelTimeouts = counter("channel_timeouts_total", "Channel calls settled by timeout, by peer kind.", "peer")
 	r.ChannelInflight = gauge("channel_inflight", "Channel calls awaiting an answer, by peer kind.", "peer")
 	r.ChannelPeers = gauge("channel_peers", "Connected executor peers, by kind.", "peer")
-	r.ChannelFramesRejected = counter("channel_frames_rejected_total", "Channel frames that settled nothing, by reason.", "reason")
+	r.ChannelFramesRejected = counter("channel_frames_rejected_total", "Channel answer and control frames not taken as sent, by reason: each settled nothing but unknown-rule, a refusal under a rule id outside the vocabulary, settled exec-threw.", "reason")
 
 	r.MCPSessions = gauge("mcp_sessions", "Open MCP sessions, by transport (stdio, http).", "transport")
 	r.MCPRequests = counter("mcp_requests_total", "MCP messages received, by method and outcome (ok, refused: a tool call answered isError, error: a JSON-RPC error, cancelled: by the client).", "method", "outcome")

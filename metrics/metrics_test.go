@@ -77,3 +77,37 @@ func TestRegistriesAreIndependent(t *testing.T) {
 		t.Error("registries share state")
 	}
 }
+
+// TestHelpNamesTheLabelValues: a help text that lists a family's label
+// values lists them as the series spell them, every one of them, so a
+// reader of the exposition can match help to series.
+func TestHelpNamesTheLabelValues(t *testing.T) {
+	r := New()
+	lists := map[string]string{ // family: the label whose values its help lists
+		"airlock_relay_host_busy_total": "outcome",
+		"airlock_mcp_sessions":          "transport",
+		"airlock_mcp_requests_total":    "outcome",
+	}
+	families, err := r.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, f := range families {
+		label, ok := lists[f.GetName()]
+		if !ok {
+			continue
+		}
+		seen++
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && !strings.Contains(f.GetHelp(), l.GetValue()) {
+					t.Errorf("%s: help %q does not name %s %q", f.GetName(), f.GetHelp(), label, l.GetValue())
+				}
+			}
+		}
+	}
+	if seen != len(lists) {
+		t.Fatalf("found %d of the %d families", seen, len(lists))
+	}
+}

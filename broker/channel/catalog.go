@@ -1,7 +1,10 @@
 package channel
 
 import (
+	"errors"
+
 	"github.com/airlock/airlock/broker/pairing"
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -15,7 +18,41 @@ func (c *Channel) control(p *peer, data []byte) {
 		c.log.Warn("catalog rejected", "executor", p.executor(), "rule", string(wire.RuleOf(err)))
 		return
 	}
-	c.accept(p, ds)
+	c.accept(p, c.admissible(p, ds))
+}
+
+// admissible is ds without the entries a tool of which has an inputSchema
+// that a plugin's would not be admitted with (toolschema.Check): the
+// broker passes peers' schemas on to /v1/tools and MCP clients, so they
+// are held to the same bounds. Each dropped entry is logged and counted
+// by reason; the rest of the catalog stands. It runs before accept takes
+// c.mu: checking compiles the schemas.
+func (c *Channel) admissible(p *peer, ds []wire.Descriptor) []wire.Descriptor {
+	out := make([]wire.Descriptor, 0, len(ds))
+	for _, d := range ds {
+		tool, err := checkSchemas(d)
+		if err == nil {
+			out = append(out, d)
+			continue
+		}
+		var se *toolschema.Error
+		errors.As(err, &se)
+		c.m.ChannelFramesRejected.WithLabelValues(se.Reason).Inc()
+		c.log.Warn("catalog entry dropped: a tool's inputSchema is not admitted", "executor", p.executor(),
+			"descriptor", d.DescriptorID, "tool", tool, "reason", se.Reason, "err", wire.PeerWhy(se.Err.Error()))
+	}
+	return out
+}
+
+// checkSchemas checks every tool's inputSchema of d, and names the first
+// tool that fails.
+func checkSchemas(d wire.Descriptor) (string, error) {
+	for _, t := range d.Tools {
+		if err := toolschema.Check(t.InputSchema); err != nil {
+			return t.Name, err
+		}
+	}
+	return "", nil
 }
 
 // accept makes ds the remembered catalog of p's executor, provided p is

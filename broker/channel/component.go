@@ -382,12 +382,12 @@ func (c *Channel) readLoop(p *peer) error {
 		default:
 			// Answers are the common case: parse as one first, and look
 			// for a "type" key only in frames that are not.
-			a, err := wire.ParseAnswer(data)
+			a, foreign, err := wire.ParsePeerAnswer(data)
 			if err != nil && wire.IsControl(data) {
 				c.control(p, data)
 				continue
 			}
-			_ = p.remote.take(a, err)
+			_ = p.remote.take(a, foreign, err)
 		}
 	}
 }

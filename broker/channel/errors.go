@@ -3,6 +3,7 @@ package channel
 import (
 	"errors"
 
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -26,8 +27,12 @@ const LoopbackAuthOffWarning = "channel.loopback_auth is off: any local process 
 
 // Reasons of airlock_channel_frames_rejected_total besides the wire rule
 // ids (malformed, unknown-field, version-mismatch) of answer frames that
-// failed validation.
+// failed validation and the schema reasons (toolschema.ReasonInvalid,
+// toolschema.ReasonTooComplex) of catalog entries dropped for their
+// inputSchema. Only unknown-rule settles a call (exec-threw); every other
+// reason settled nothing.
 const (
+	reasonUnknownRule    = "unknown-rule"    // a refusal under a well-formed rule id outside the vocabulary
 	reasonUnknownCall    = "unknown-call"    // a valid answer nobody waits for
 	reasonCatalogInvalid = "catalog-invalid" // a catalog that failed wire.ParseCatalog
 	reasonBudgetMismatch = "budget-mismatch" // an answer whose budget disagrees with the call's bounds
@@ -37,5 +42,6 @@ const (
 // frameReasons is the closed set of the reason label, declared at zero.
 var frameReasons = []string{
 	string(wire.Malformed), string(wire.UnknownField), string(wire.VersionMismatch),
-	reasonUnknownCall, reasonCatalogInvalid, reasonBudgetMismatch, reasonDescriptorHeld,
+	reasonUnknownRule, reasonUnknownCall, reasonCatalogInvalid, reasonBudgetMismatch, reasonDescriptorHeld,
+	toolschema.ReasonInvalid, toolschema.ReasonTooComplex,
 }

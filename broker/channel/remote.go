@@ -261,17 +261,21 @@ func (r *Remote) deliver(id string, p *pending, a wire.Answer) {
 // Answer takes one answer frame from the peer. A valid answer settles the
 // call it names, as the peer sent it (runtime refusals and their budget
 // included) but with the caller's callId, and output-too-large in place
-// of an observation over the call's maxOutputBytes. Anything else settles
-// nothing and is counted: a frame failing validation under its rule id,
-// a valid answer nobody waits for as unknown-call, one whose budget
-// disagrees with the call's bounds as budget-mismatch.
+// of an observation over the call's maxOutputBytes. A refusal under a
+// well-formed rule id outside the vocabulary settles exec-threw naming
+// the peer's rule (wire.ParsePeerAnswer), counted unknown-rule. Anything
+// else settles nothing and is counted: a frame failing validation under
+// its rule id, a valid answer nobody waits for as unknown-call, one whose
+// budget disagrees with the call's bounds as budget-mismatch.
 func (r *Remote) Answer(frame []byte) error {
-	a, err := wire.ParseAnswer(frame)
-	return r.take(a, err)
+	a, foreign, err := wire.ParsePeerAnswer(frame)
+	return r.take(a, foreign, err)
 }
 
-// take settles the call named by a parsed answer, or counts why not.
-func (r *Remote) take(a wire.Answer, err error) error {
+// take settles the call named by a parsed answer, or counts why not;
+// foreign is ParsePeerAnswer's: the answer stands for a refusal under a
+// rule this broker does not know.
+func (r *Remote) take(a wire.Answer, foreign bool, err error) error {
 	if err != nil {
 		rule := wire.RuleOf(err)
 		r.reject(string(rule), slog.LevelWarn)
@@ -297,6 +301,12 @@ func (r *Remote) take(a wire.Answer, err error) error {
 	case !valid:
 		r.reject(reasonBudgetMismatch, slog.LevelWarn)
 		return fmt.Errorf("%w: %s", ErrFrameRejected, reasonBudgetMismatch)
+	}
+	if foreign {
+		// A newer peer, most likely: the operator should know, but the
+		// rule id is the peer's text and stays out of the log.
+		r.m.ChannelFramesRejected.WithLabelValues(reasonUnknownRule).Inc()
+		r.log.Warn("peer refused under an unknown rule: settled exec-threw", "peer", string(r.kind), "reason", reasonUnknownRule)
 	}
 	r.deliver(id, p, held)
 	return nil

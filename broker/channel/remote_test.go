@@ -242,7 +242,7 @@ func TestRemoteBadFramesNeverSettle(t *testing.T) {
 		"not json":         `{"v":1,"callId":"` + id,
 		"unknown-field":    `{"v":1,"callId":"` + id + `","ok":true,"observed":{},"grant":"everything"}`,
 		"version-mismatch": `{"v":2,"callId":"` + id + `","ok":true,"observed":{}}`,
-		"unknown rule":     `{"v":1,"callId":"` + id + `","ok":false,"refused":"allowed","why":"x"}`,
+		"ill-formed rule":  `{"v":1,"callId":"` + id + `","ok":false,"refused":"","why":"x"}`,
 		"unattributed":     `{"v":1,"callId":"b_0","ok":true,"observed":{}}`,
 		"caller's own id":  `{"v":1,"callId":"c","ok":true,"observed":{}}`,
 	}

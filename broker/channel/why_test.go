@@ -1,10 +1,13 @@
 package channel
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/airlock/airlock/executors/wire"
 )
@@ -50,6 +53,33 @@ func TestRemotePassesPeerToolError(t *testing.T) {
 		}
 		if a := <-out; a.Refused != wire.ExecThrew || a.Why != c.want {
 			t.Errorf("peer tool error reached the caller as %s %.60q", a.Refused, a.Why)
+		}
+	}
+}
+
+// TestRemoteSettlesUnknownPeerRule: a refusal under a rule id outside the
+// vocabulary settles its call exec-threw at once, naming the rule, and is
+// counted unknown-rule; the same answer for a call nobody waits for is
+// unknown-call only.
+func TestRemoteSettlesUnknownPeerRule(t *testing.T) {
+	d, l, reg := testRemote(t, Machine, 0)
+	out := ask(d, call("c", "x"), time.Hour)
+	sent := l.next(t)
+	frame := fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":"quota-exceeded","why":"later","budget":{"requestsUsed":0,"requestsLimit":3}}`, sent.CallID)
+	if err := d.Answer([]byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+	a := <-out
+	wantRule(t, a, wire.ExecThrew)
+	if a.Why != wire.ForeignWhy("quota-exceeded", "later") || a.CallID != "c" || a.Budget == nil {
+		t.Errorf("settled as %+v", a)
+	}
+	if err := d.Answer([]byte(frame)); !errors.Is(err, ErrUnknownCall) {
+		t.Errorf("a second answer: %v", err)
+	}
+	for reason, want := range map[string]float64{reasonUnknownRule: 1, reasonUnknownCall: 1, "malformed": 0} {
+		if v := testutil.ToFloat64(reg.ChannelFramesRejected.WithLabelValues(reason)); v != want {
+			t.Errorf("frames %s = %v, want %v", reason, v, want)
 		}
 	}
 }

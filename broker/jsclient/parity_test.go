@@ -199,7 +199,7 @@ func edgeInputs() [][]byte {
 	for _, id := range []string{
 		"", "a", strings.Repeat("a", 128), strings.Repeat("a", 129), strings.Repeat("é", 128), strings.Repeat("é", 129),
 		strings.Repeat("😀", 128), strings.Repeat("😀", 129), strings.Repeat(`\ud83d\ude00`, 128), strings.Repeat(`\ud83d\ude00`, 129),
-		`\u0000`, `\u001f`, `\u007f`, `\u0080`, `\u009f`, `\u00a0`, "\u00a0", `\u200e`, `\u2027`, `\u2028`, `\u2029`, `\u202a`, `\u202e`, `\u202f`,
+		`\u0000`, `\u001f`, `\u007f`, `\u0080`, `\u009f`, `\u00a0`, "\u00a0", `\u200e`, `\u200f`, `\u061c`, "\u200e", `\u200d`, `\u2027`, `\u2028`, `\u2029`, `\u202a`, `\u202e`, `\u202f`,
 		`\u2065`, `\u2066`, `\u2069`, `\u206a`, `\ufffd`, "\ufffd", `\ud800`, `\udc00`, `\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\ud83d\u0041`, `\t`, `\/`, `a\"b`,
 		"\u202e", "\u2066", "\u0085", "\u3000", "ǅ", "\U0010FFFF", "\uFEFF",
 	} {

@@ -32,6 +32,8 @@ type DialOptions struct {
 	// Inbox bounds the received messages buffered before the reader
 	// waits; 0 means 1024.
 	Inbox int
+	// Header is sent besides the above (a load floor's secret).
+	Header http.Header
 }
 
 // Conn is one /local/ws connection. A reader goroutine receives every
@@ -89,7 +91,10 @@ func WSURL(base string) string {
 // accepts every upgrade and refuses by close code, so a refused dial
 // succeeds here and its first Receive reports the close (see CloseStatus).
 func Dial(ctx context.Context, base string, o DialOptions) (*Conn, error) {
-	h := http.Header{}
+	h := o.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
 	if o.Origin != "" {
 		h.Set("Origin", o.Origin)
 	}
@@ -214,6 +219,8 @@ type Connected struct {
 	Views         []string `json:"views"`
 	ViewID        string   `json:"viewId"`
 	HostConnected bool     `json:"hostConnected"`
+	// Capabilities are the session's, as mint and bootstrap state them.
+	Capabilities contract.Capabilities `json:"capabilities"`
 }
 
 // Hello performs the handshake: it sends hello and waits for connected. A

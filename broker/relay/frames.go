@@ -41,6 +41,8 @@ type hostConnected struct {
 	Role      string   `json:"role"`
 	HostEpoch int      `json:"hostEpoch"`
 	Views     []string `json:"views"`
+	// Capabilities are the session's (Options.Capabilities).
+	Capabilities contract.Capabilities `json:"capabilities"`
 }
 
 type viewConnected struct {
@@ -48,6 +50,8 @@ type viewConnected struct {
 	ViewID        string `json:"viewId"`
 	HostConnected bool   `json:"hostConnected"`
 	HostEpoch     int    `json:"hostEpoch"`
+	// Capabilities are the session's (Options.Capabilities).
+	Capabilities contract.Capabilities `json:"capabilities"`
 }
 
 type connectionState struct {

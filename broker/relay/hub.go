@@ -43,9 +43,9 @@ type Outbox interface {
 // Options configure a Hub.
 type Options struct {
 	SessionID string
-	// CanPropose allows sourceEdit* (minted with canProposeSourceEdits and
-	// allowed by the broker).
-	CanPropose bool
+	// Capabilities are the session's, stated in every connected (PROTOCOL
+	// section 4.3) as mint and bootstrap state them.
+	Capabilities contract.Capabilities
 	// MaxViews bounds the session's view connections.
 	MaxViews int
 	// MaxRequestsPerView bounds one view's requests in flight
@@ -158,7 +158,7 @@ func (h *Hub) Join(role contract.Role, out Outbox) (*Member, *contract.Refusal, 
 func (h *Hub) joinHost(m *Member) {
 	h.host, h.epoch, h.lastSeq = m, h.epoch+1, 0
 	ids := h.viewIDs()
-	h.send(m, "connected", hostConnected{"host", h.epoch, ids})
+	h.send(m, "connected", hostConnected{"host", h.epoch, ids, h.opts.Capabilities})
 	for _, id := range ids {
 		h.send(h.views[id], "connectionState", connectionState{"connected", h.epoch})
 	}
@@ -188,7 +188,7 @@ func (h *Hub) joinView(m *Member) bool {
 	// a slice?").
 	m.slot = len(h.fanout)
 	h.fanout = append(h.fanout, m)
-	h.send(m, "connected", viewConnected{"view", m.id, hostUp, h.epoch})
+	h.send(m, "connected", viewConnected{"view", m.id, hostUp, h.epoch, h.opts.Capabilities})
 	h.send(m, "connectionState", connectionState{stateWord(hostUp), h.epoch})
 	return true
 }

@@ -96,7 +96,9 @@ type peer struct {
 	box *box
 }
 
-func newHub(propose bool) *Hub { return New(Options{SessionID: sid, CanPropose: propose, MaxViews: 8}) }
+func newHub(propose bool) *Hub {
+	return New(Options{SessionID: sid, Capabilities: contract.Capabilities{CanProposeSourceEdits: propose}, MaxViews: 8})
+}
 
 func join(t *testing.T, h *Hub, role contract.Role, limit int) *peer {
 	t.Helper()
@@ -117,7 +119,7 @@ func (p *peer) send(typ string, payload any, seq int64) *contract.Refusal {
 		env["hostSequence"] = seq
 	}
 	raw, _ := json.Marshal(env)
-	ctx := contract.Context{Role: p.m.role, SessionID: sid, ViewID: p.m.id, CanPropose: p.h.opts.CanPropose}
+	ctx := contract.Context{Role: p.m.role, SessionID: sid, ViewID: p.m.id, CanPropose: p.h.opts.Capabilities.CanProposeSourceEdits}
 	m, r := contract.Validate(contract.Frame{Data: raw}, ctx)
 	if r != nil {
 		p.t.Fatalf("contract refused %s: %v", typ, r)

@@ -20,7 +20,10 @@ type Session struct {
 	CookieName string
 	ExpiresAt  time.Time
 	// Caps are fixed and read-only (PROTOCOL section 2); only
-	// CanProposeSourceEdits varies, as asked at mint.
+	// CanProposeSourceEdits varies: asked for at mint and allowed by
+	// local.source_proposals. It is what the session really has: mint,
+	// bootstrap and connected state it, and the relay holds sourceEdit*
+	// to it.
 	Caps contract.Capabilities
 	hub  *relay.Hub
 
@@ -85,15 +88,17 @@ type minted struct {
 	HostCookieKey  string
 }
 
-// mint creates a live session. Only digests of its secrets are kept.
+// mint creates a live session. Only digests of its secrets are kept. It
+// can propose source edits when propose (asked for) and allowProposals
+// (local.source_proposals).
 func (st *store) mint(origin string, ttl time.Duration, propose, allowProposals bool) (minted, error) {
 	cred, credD := newSecret()
 	host, hostD := newSecret()
 	s := &Session{ID: newSessionID(), Origin: origin, CookieName: contract.ViewCookieName(origin),
 		ExpiresAt: expiry(st.clock.Now(), ttl), cred: credD, hostKey: hostD, ended: make(chan struct{}),
-		Caps: contract.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: propose}}
+		Caps: contract.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: propose && allowProposals}}
 	o := st.hubOpts
-	o.SessionID, o.CanPropose = s.ID, propose && allowProposals
+	o.SessionID, o.Capabilities = s.ID, s.Caps
 	s.hub = relay.New(o)
 
 	st.mu.Lock()

@@ -31,7 +31,7 @@ var pageFiles = map[string]string{
 // host and the .d.ts files have no business in a browser (RATIONALE.md,
 // "Why is the view page plain ES modules served from the embedded
 // client?"). A test holds this list equal to the page's import graph.
-var ClientModules = []string{"view.js", "emitter.js", "messages.js", "door.js", "wire.js", "fold.js", "rules.js"}
+var ClientModules = []string{"view.js", "emitter.js", "messages.js", "door.js", "executor.js", "wire.js", "fold.js", "rules.js"}
 
 // hostPattern is what a Host may look like to be named in the CSP.
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:.]+\](:[0-9]+)?$`)

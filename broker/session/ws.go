@@ -135,7 +135,7 @@ func (s *Service) refuseHandshake(sess *Session, k *socket, ref *contract.Refusa
 // dropped the member (a dead connection relays nothing more).
 func (s *Service) relay(sess *Session, m *relay.Member, k *socket) {
 	ctx := contract.Context{Role: m.Role(), SessionID: sess.ID, ViewID: m.ViewID(),
-		CanPropose: sess.Caps.CanProposeSourceEdits && s.opts.Local.SourceProposals}
+		CanPropose: sess.Caps.CanProposeSourceEdits}
 	for {
 		f, err := k.readFrame(s.opts.Local.MaxFrameBytes)
 		if err != nil {

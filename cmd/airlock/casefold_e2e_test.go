@@ -122,13 +122,16 @@ func TestCaseFoldArgsRefused(t *testing.T) {
 	}
 }
 
-// TestCallIDBidiRefused: a callId holding U+202E (right-to-left override)
-// is refused malformed with 400, and the refusal does not echo it.
+// TestCallIDBidiRefused: a callId holding an unsafe character of PROTOCOL
+// section 1.8 (U+202E right-to-left override, an isolate, a separator,
+// DEL, a bidirectional mark) is refused malformed with 400, and the
+// refusal does not echo it.
 func TestCallIDBidiRefused(t *testing.T) {
 	t.Parallel()
 	w := newFixtureWorld(t)
 	echo := w.bounds.Canonical()
-	for _, id := range []string{"call\u202e1", `call\u202e1`, "call\u20661", "call\u20281", "call\u007f1"} {
+	for _, id := range []string{"call\u202e1", `call\u202e1`, "call\u20661", "call\u20281", "call\u007f1",
+		"call\u200e1", `call\u200f1`, "call\u061c1"} {
 		a, code := postCallStatus(t, w.p, callBody(id, "echo", "fx", `{}`, echo))
 		if code != http.StatusBadRequest || a.Refused != wire.Malformed || a.CallID != wire.UnreadableCallID {
 			t.Errorf("callId %+q: %d %+v, want 400 %s with callId %q", id, code, a, wire.Malformed, wire.UnreadableCallID)

@@ -115,6 +115,8 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock serve: bad listen", args: noBuiltin("serve", "--listen", "nonsense"), code: exitUsage, err: "listen"},
 		{name: "airlock serve: unknown YAML key", args: noBuiltin("serve", "--config", badYAML), code: exitUsage, err: "config " + badYAML + `: unknown key "mcp.foo"`},
 		{name: "airlock serve: unknown flag", args: []string{"serve", "--tokne", "x"}, code: exitUsage, err: "unknown flag: --tokne"},
+		{name: "airlock serve: standalone, public listen with a token", args: noBuiltin("serve", "--standalone", "--listen", "0.0.0.0:0"), env: tok, code: exitUsage, err: "the standalone profile binds 127.0.0.1 only"},
+		{name: "airlock serve: standalone, no token", args: noBuiltin("serve", "--standalone", "--listen", "127.0.0.1:0"), code: exitUsage, err: "the standalone profile needs a launch token"},
 		{name: "airlock serve: no plugins folder", args: noBuiltin("serve", "--listen", "127.0.0.1:0", "--plugins", "/nonexistent/plugins"), code: exitUsage, err: "plugins folder does not exist", logged: true},
 
 		{name: "airlock demo: argument", args: []string{"demo", "x"}, code: exitUsage, err: "unexpected argument"},

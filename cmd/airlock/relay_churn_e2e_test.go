@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -43,7 +44,9 @@ func churnSize() churnScenario {
 
 // churnView opens a view socket with the view cookie, says hello, reads
 // its first frame (connected, or the close of a refused join) and closes.
-// It reports whether the view was let in.
+// It reports whether the view was let in. A refused join is closed 1013
+// host-busy with nothing before the close, not even an error frame
+// (PROTOCOL sections 4.3 and 4.4).
 func (s *session) churnView(t *testing.T) bool {
 	t.Helper()
 	h := http.Header{}
@@ -64,8 +67,9 @@ func (s *session) churnView(t *testing.T) bool {
 		}
 		return true
 	}
-	if code := websocket.CloseStatus(err); code != websocket.StatusTryAgainLater {
-		t.Fatalf("churn view: refused with %v (%v), want 1013", code, err)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusTryAgainLater || ce.Reason != "host-busy" {
+		t.Fatalf("churn view: refused with %v, want 1013 host-busy", err)
 	}
 	return false
 }
@@ -129,6 +133,14 @@ func TestRelayViewChurnNeverDropsHost(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d churned views joined", joined, churns)
+	// Each join's viewState and each leave's take a message of the views'
+	// half of the host's queue (128): churning 140 views cannot all fit.
+	if joined == churns {
+		t.Fatalf("all %d churned views joined a host that reads nothing", churns)
+	}
+	if n := p.metric(t, `airlock_relay_host_busy_total{outcome="join-refused"}`); n != float64(churns-joined) {
+		t.Errorf("joins refused counted %v, want %d", n, churns-joined)
+	}
 	// Every churned view has left the hub (the gauge falls after Leave).
 	testkit.Eventually(t, "churned views gone", func() bool {
 		return p.metric(t, `airlock_ws_connections{endpoint="ws",role="view"}`) == 1
@@ -157,5 +169,92 @@ func TestRelayViewChurnNeverDropsHost(t *testing.T) {
 		if peak := p.peakRSS(t); peak > ceiling {
 			t.Fatalf("broker peak RSS %d MiB over the %d MiB ceiling", peak>>20, ceiling>>20)
 		}
+	}
+}
+
+// TestRelayLeavingNoticesPastHostByteBoundAreDropped: PROTOCOL section
+// 4.6. A view fills its half of a host's queue with requests whose
+// targets are big, then leaves: the broker owes the host a cancel of
+// each (as big as its target) and the view's viewState, within the
+// queue's byte bound. Those that do not fit are not sent and are counted
+// notice-dropped; the host stays, and hears exactly the others.
+func TestRelayLeavingNoticesPastHostByteBoundAreDropped(t *testing.T) {
+	t.Parallel()
+	// A 1 MiB host queue: views may fill 512 KiB of it, and the cancels
+	// of 200 KiB targets overflow the rest within a few.
+	p := startSessions(t, "AIRLOCK_LOCAL_MAX_FRAME_BYTES=1048576", "AIRLOCK_LOCAL_OUTBOUND_QUEUE_BYTES=1048576",
+		"AIRLOCK_LOCAL_MAX_REQUESTS_PER_VIEW=1000")
+	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
+	s.ck = p.bootstrap(t, s.m)
+	// The host buffers one message and reads nothing more until the
+	// view has left.
+	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
+		Cookies: []*http.Cookie{s.hostCookie()}, Inbox: 1})
+	if _, err := s.host.Hello(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	witness, _ := p.view(t, s.m, s.ck) // stays, to reach the host afterwards
+	leaving, c := p.view(t, s.m, s.ck)
+	pad := strings.Repeat("p", 200<<10)
+	var inFlight int
+	for i := 0; ; i++ {
+		if i == 1000 {
+			t.Fatal("1000 requests of 200 KiB at a host that reads nothing: none refused busy")
+		}
+		leaving.sendRaw(requestFrame(s.m.WorkspaceSessionID, fmt.Sprintf("r%d", i), pad))
+		sentinel(leaving)
+		if len(refusalsUntilSentinel(t, leaving)) > 0 {
+			break
+		}
+		inFlight++
+	}
+	_ = leaving.Close()
+	testkit.Eventually(t, "the view has left", func() bool {
+		return p.metric(t, `airlock_ws_connections{endpoint="ws",role="view"}`) == 1
+	})
+	dropped := p.metric(t, `airlock_relay_host_busy_total{outcome="notice-dropped"}`)
+	if dropped < 1 {
+		t.Fatalf("%d cancels of 200 KiB past a host's full queue: none dropped", inFlight)
+	}
+	// The host reads again, up to a mark the witness sends once the
+	// views' half of its queue has room.
+	type heard struct{ cancels, left int }
+	got := make(chan heard, 1)
+	go func() {
+		var h heard
+		defer func() { got <- h }()
+		for {
+			m, err := s.host.Receive(tctx(t))
+			if err != nil {
+				h.cancels = -1
+				return
+			}
+			pl := payload(m)
+			switch {
+			case m.Type == "validateCancel" && pl["reason"] == "view-disconnected":
+				h.cancels++
+			case m.Type == "viewState" && pl["viewId"] == c.ViewID && pl["state"] == "disconnected":
+				h.left++
+			case m.Type == "ack" && pl["mark"] == "after":
+				return
+			}
+		}
+	}()
+	testkit.Eventually(t, "the witness's mark reaches the host's queue", func() bool {
+		witness.send("ack", map[string]any{"mark": "after"}, 0)
+		sentinel(witness)
+		return len(refusalsUntilSentinel(t, witness)) == 0
+	})
+	h := <-got
+	if h.cancels < 0 {
+		t.Fatal("the host's socket ended")
+	}
+	t.Logf("%d requests in flight: the host heard %d cancels and %d viewState, %v notices dropped", inFlight, h.cancels, h.left, dropped)
+	if h.left > 1 || h.cancels+h.left+int(dropped) != inFlight+1 {
+		t.Errorf("owed %d cancels and 1 viewState: heard %d and %d, dropped %v", inFlight, h.cancels, h.left, dropped)
+	}
+	barrier(t, s.host, witness)
+	if n := p.metric(t, "airlock_relay_dropped_hosts_total"); n != 0 {
+		t.Errorf("dropped hosts %v", n)
 	}
 }

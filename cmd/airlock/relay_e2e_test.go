@@ -645,3 +645,47 @@ func TestRelayMaxViewsPerSession(t *testing.T) {
 	s.host.expect("viewState")
 	s.addView(t) // a slot is free again
 }
+
+// TestCapabilitiesStateWhatTheSessionHas: mint, bootstrap and both
+// connected messages state canProposeSourceEdits as the session really
+// has it, which is what sourceEditRequest then meets: asked for and
+// allowed, proposals are relayed; not asked for, or asked for on a broker
+// with local.source_proposals off, every place says false and the request
+// is refused capability.
+func TestCapabilitiesStateWhatTheSessionHas(t *testing.T) {
+	t.Parallel()
+	on, off := startSessions(t), startSessions(t, "AIRLOCK_LOCAL_SOURCE_PROPOSALS=false")
+	for _, c := range []struct {
+		name    string
+		p       *proc
+		propose bool
+		want    bool
+	}{
+		{"asked, allowed", on, true, true},
+		{"not asked", on, false, false},
+		{"asked, proposals off", off, true, false},
+	} {
+		want := contract.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: c.want}
+		m := c.p.mintFor(t, localclient.MintOptions{CanProposeSourceEdits: c.propose})
+		ck, info, err := c.p.client().Bootstrap(tctx(t), m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential)
+		if err != nil {
+			t.Fatalf("%s: bootstrap: %v", c.name, err)
+		}
+		c.p.AddSecret(ck.Value)
+		host, hc := c.p.host(t, m)
+		view, vc := c.p.view(t, m, ck)
+		host.expect("viewState")
+		for where, got := range map[string]contract.Capabilities{"mint": m.Capabilities, "bootstrap": info.Capabilities,
+			"host connected": hc.Capabilities, "view connected": vc.Capabilities} {
+			if got != want {
+				t.Errorf("%s: %s states %+v, want %+v", c.name, where, got, want)
+			}
+		}
+		view.send("sourceEditRequest", req("s1", "t", nil), 0)
+		if c.want {
+			host.expect("sourceEditRequest")
+		} else {
+			view.refused("INVALID_MESSAGE", "capability")
+		}
+	}
+}

@@ -2,25 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/plugins"
 )
-
-// schemaBomb is an inputSchema of n levels of anyOf over two $refs to the
-// next level: validating {} against it explores 2^n branches.
-func schemaBomb(n int) json.RawMessage {
-	var b strings.Builder
-	b.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
-	for i := range n {
-		fmt.Fprintf(&b, `"a%d":{"anyOf":[{"$ref":"#/$defs/a%d"},{"$ref":"#/$defs/a%d"}]},`, i, i+1, i+1)
-	}
-	fmt.Fprintf(&b, `"a%d":{"type":"string"}}}`, n)
-	return json.RawMessage(b.String())
-}
 
 // TestSchemaBombPluginRefused: a plugin whose tool schema expands
 // exponentially is refused at admission as schema-too-complex (logged,
@@ -30,7 +17,7 @@ func TestSchemaBombPluginRefused(t *testing.T) {
 	t.Parallel()
 	w := newFixtureWorld(t)
 	bomb := fxManifestOf("bomb", w.bounds, "echo")
-	bomb.Tools[0].InputSchema = schemaBomb(20)
+	bomb.Tools[0].InputSchema = json.RawMessage(testkit.SchemaBomb(20))
 	must(t, plugins.WriteFolder(w.plugins, bomb, testkit.Fixture(t, "guest.wasm")))
 	testkit.Eventually(t, "the schema bomb to be logged", func() bool {
 		return strings.Contains(w.p.Stderr(), `"plugin":"bomb"`)

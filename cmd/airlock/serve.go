@@ -31,7 +31,10 @@ func newServeCmd() *cobra.Command {
 		Short: "run the broker (what an extension launches)",
 		Long: "Runs the broker. The first stdout line is {\"event\":\"listening\",\"addr\":\"127.0.0.1:PORT\",\"pid\":N};\n" +
 			"logs are JSON on stderr. SIGTERM drains and exits 0; SIGHUP rescans plugins and pairings.\n" +
-			"Without a launch token the broker is inert: it serves /healthz and /metrics only.\n\n" + settingsHelp(),
+			"Without a launch token the broker is inert: it serves /healthz and /metrics only.\n" +
+			"--standalone (AIRLOCK_STANDALONE) is the standalone plugin service: it binds 127.0.0.1 only (any other\n" +
+			"--listen or --metrics-listen exits 2, even with a token), needs the launch token (exit 2 without one)\n" +
+			"and serves no source proposals (local.source_proposals is off; turning it on exits 2).\n\n" + settingsHelp(),
 		// The argument is not echoed: a launcher that passed the token
 		// positionally must not see it printed back into its logs.
 		Args: noArgs("the launch token is never an argument; use AIRLOCK_LOCAL_TOKEN or --token-file"),
@@ -65,7 +68,7 @@ func newServeCmd() *cobra.Command {
 			return serve(cfg, token, logger, cmd.OutOrStdout(), nil)
 		},
 	}
-	sf = addSettingsFlags(c.Flags(), "listen", "metrics-listen", "data", "plugins", "root", "no-builtin", "log-level", "token-file")
+	sf = addSettingsFlags(c.Flags(), "listen", "metrics-listen", "data", "plugins", "root", "no-builtin", "standalone", "log-level", "token-file")
 	prof = addProfileFlag(c.Flags())
 	return c
 }

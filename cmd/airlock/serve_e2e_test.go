@@ -7,7 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/executors/testkit"
 )
 
@@ -46,15 +48,19 @@ func TestServeListeningLineIsFirst(t *testing.T) {
 	}
 }
 
+// TestServeInertWithoutToken: without a launch token the token routes
+// answer 404 with the NOT_FOUND error body of PROTOCOL section 1.4.
 func TestServeInertWithoutToken(t *testing.T) {
 	t.Parallel()
 	p := startServe(t, procOptions{})
+	const notFound = `{"error":{"code":"NOT_FOUND","message":"not found"}}` + "\n"
 	for _, c := range []struct{ method, path string }{
 		{"POST", "/local/sessions"}, {"GET", "/v1/tools"}, {"POST", "/v1/calls"}, {"GET", "/v1/plugins"},
+		{"POST", "/mcp"}, {"GET", "/mcp"}, {"DELETE", "/mcp"},
 	} {
-		code, body, _ := p.do(c.method, c.path, map[string]string{"X-Tensorviz-Token": "anything"}, []byte(`{}`))
-		if code != 404 {
-			t.Errorf("%s %s without a launch token: %d %s, want 404", c.method, c.path, code, body)
+		code, body, h := p.do(c.method, c.path, map[string]string{"X-Tensorviz-Token": "anything"}, []byte(`{}`))
+		if code != 404 || string(body) != notFound || h.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s without a launch token: %d %s %q, want 404 %s", c.method, c.path, code, h.Get("Content-Type"), body, notFound)
 		}
 	}
 	if code, _, _ := p.do("GET", "/healthz", nil, nil); code != 200 {
@@ -109,6 +115,11 @@ func TestServeRefusesRebindingHost(t *testing.T) {
 	}
 }
 
+// refusalDeadline bounds a command that must be refused at start-up: a
+// refusal takes well under a second, so this is only the line between
+// "refused slowly on a loaded machine" and "started instead".
+const refusalDeadline = time.Minute
+
 func TestServeRefusesBadStarts(t *testing.T) {
 	t.Parallel()
 	tokenFile := filepath.Join(t.TempDir(), "token")
@@ -145,7 +156,9 @@ func TestServeRefusesBadStarts(t *testing.T) {
 				t.Skip("cannot chown here (not root)")
 			}
 			args := append(c.args, "--data", t.TempDir())
-			code, stdout, stderr := runCLI(t, c.env, args...)
+			// A broker that starts instead of being refused fails here
+			// rather than hanging the run.
+			code, stdout, stderr := runCLIWithin(t, refusalDeadline, c.env, args...)
 			if code == 0 {
 				t.Fatalf("exit 0; stdout %q", stdout)
 			}
@@ -234,4 +247,58 @@ func grep(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestServeStandaloneProfile: `serve --standalone` (or AIRLOCK_STANDALONE)
+// is the standalone plugin service: it starts only with a launch token and
+// a listen address on 127.0.0.1, and exits 2 for anything else, a public
+// address with a token included; a configuration that also turns source
+// proposals on is refused. Started, it mints sessions without source
+// proposals, whatever the extension asks, and the relay holds them to it.
+func TestServeStandaloneProfile(t *testing.T) {
+	t.Parallel()
+	refused := map[string]struct {
+		args []string
+		env  []string
+		want string
+	}{
+		"no token":                {[]string{"serve", "--standalone", "--listen", "127.0.0.1:0"}, nil, "standalone profile needs a launch token"},
+		"public bind with token":  {[]string{"serve", "--standalone", "--listen", "0.0.0.0:0"}, tokenEnv(), "127.0.0.1"},
+		"public bind, env":        {[]string{"serve", "--listen", "0.0.0.0:0"}, append(tokenEnv(), "AIRLOCK_STANDALONE=1"), "127.0.0.1"},
+		"ipv6 loopback":           {[]string{"serve", "--standalone", "--listen", "[::1]:0"}, tokenEnv(), "127.0.0.1"},
+		"localhost":               {[]string{"serve", "--standalone", "--listen", "localhost:0"}, tokenEnv(), "127.0.0.1"},
+		"public metrics listener": {[]string{"serve", "--standalone", "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0"}, tokenEnv(), "metrics_listen"},
+		"source proposals on":     {[]string{"serve", "--standalone", "--listen", "127.0.0.1:0"}, append(tokenEnv(), "AIRLOCK_LOCAL_SOURCE_PROPOSALS=true"), "local.source_proposals"},
+	}
+	for name, c := range refused {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, c.env, append(c.args, "--no-builtin", "--data", t.TempDir())...)
+			if code != exitUsage || strings.Contains(stdout, `"listening"`) {
+				t.Fatalf("exit %d, want %d; stdout %q stderr %s", code, exitUsage, stdout, stderr)
+			}
+			if !strings.Contains(stderr, c.want) || strings.Contains(stdout+stderr, testToken) {
+				t.Errorf("stderr does not name %q (or shows the token):\n%s", c.want, stderr)
+			}
+		})
+	}
+
+	p := startServe(t, procOptions{Args: []string{"--standalone", "--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
+	if !strings.HasPrefix(p.Addr, "127.0.0.1:") {
+		t.Fatalf("standalone listens on %s", p.Addr)
+	}
+	m, err := (&localclient.Client{Base: p.URL(), Token: testToken}).Mint(tctx(t), localclient.MintOptions{LaunchOrigin: p.URL(), CanProposeSourceEdits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.AddSecret(m.ViewCredential)
+	p.AddSecret(m.HostCookieKey)
+	if m.Capabilities.CanProposeSourceEdits {
+		t.Errorf("the standalone service minted a session that can propose source edits: %+v", m.Capabilities)
+	}
+	ck := p.bootstrap(t, m)
+	host, _ := p.host(t, m)
+	view, _ := p.view(t, m, ck)
+	host.expect("viewState")
+	view.send("sourceEditRequest", req("s1", "t", nil), 0)
+	view.refused("INVALID_MESSAGE", "capability")
 }

@@ -47,6 +47,9 @@ func addSettingsFlags(fs *pflag.FlagSet, names ...string) *settingsFlags {
 		case "no-builtin":
 			fs.Bool("no-builtin", false, "leave the bundled plugins out")
 			s.keys["no-builtin"] = "no_builtin"
+		case "standalone":
+			fs.Bool("standalone", false, "the standalone plugin service: 127.0.0.1 only, a launch token required, no source proposals")
+			s.keys["standalone"] = "standalone"
 		case "log-level":
 			str("log-level", "log_level", "debug, info, warn or error (default info)")
 		case "token-file":

@@ -296,3 +296,82 @@ func rawGet(t *testing.T, p *proc, path string) (*http.Response, string) {
 	}
 	return resp, string(body)
 }
+
+// TestSlowHeadersAreClosedWithoutAnAnswer: PROTOCOL section 1.5's header
+// bound. A client that sends nothing, one that never finishes its
+// headers, and one that never finishes the headers of its second request
+// on a keep-alive connection are all closed without an answer to the
+// unfinished request, and none of it is the cap's doing.
+func TestSlowHeadersAreClosedWithoutAnAnswer(t *testing.T) {
+	t.Parallel()
+	p := startSessions(t, "AIRLOCK_HTTP_HEADER_TIMEOUT_MS=1000", "AIRLOCK_HTTP_IDLE_TIMEOUT_MS=600000")
+	quiet := dialSlow(t, p, silent)
+	dripping := dialSlow(t, p, slowHeaders)
+	second := dialSlow(t, p, idleAlive)
+	answered := second.got.String()
+	second.write(t, "GET /healthz HTTP/1.1\r\nHost: "+p.Addr+"\r\nX-Slow: ")
+	second.drip()
+	for _, c := range []*slowConn{quiet, dripping} {
+		c.waitClosed(t)
+		if got := c.got.String(); got != "" {
+			t.Errorf("%v: answered %.80q, want nothing", c.kind, got)
+		}
+	}
+	second.waitClosed(t)
+	if got := second.got.String(); got != answered {
+		t.Errorf("keep-alive: the unfinished second request was answered: %.200q", strings.TrimPrefix(got, answered))
+	}
+	for _, m := range []string{`airlock_connections_refused_total`, `airlock_connections_evicted_total{phase="headers"}`} {
+		if n := p.metric(t, m); n != 0 {
+			t.Errorf("%s %v: the cap acted below it", m, n)
+		}
+	}
+	if code, _ := healthz(t, p); code != 200 {
+		t.Errorf("healthz %d", code)
+	}
+}
+
+// TestStalledWriteIsClosedByItsBound: PROTOCOL section 1.5's write bound.
+// A client that pipelines requests and never reads their responses is
+// closed once a write to it stalls past http.write_timeout_ms, with the
+// cap far from full, so the bound and not eviction closed it. The test
+// never reads from it: the client learns of the close when its own
+// writes fail.
+func TestStalledWriteIsClosedByItsBound(t *testing.T) {
+	t.Parallel()
+	p := startSessions(t, "AIRLOCK_HTTP_WRITE_TIMEOUT_MS=1000",
+		"AIRLOCK_HTTP_HEADER_TIMEOUT_MS=600000", "AIRLOCK_HTTP_IDLE_TIMEOUT_MS=600000")
+	c, err := net.Dial("tcp", p.Addr)
+	must(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	if tc, ok := c.(*net.TCPConn); ok {
+		must(t, tc.SetReadBuffer(4096))
+	}
+	// A static file of the view page, asked for again and again: each
+	// response is written in full before the next request is read, so
+	// the writes stall as soon as the socket buffers are full.
+	req := strings.Repeat(fmt.Sprintf("GET /local/view/client/wire.js HTTP/1.1\r\nHost: %s\r\n\r\n", p.Addr), 64)
+	ended := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := io.WriteString(c, req); err != nil {
+				ended <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-ended:
+		t.Logf("the client's writes failed: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("a client that never reads was never closed")
+	}
+	for _, m := range []string{`airlock_connections_refused_total`, `airlock_connections_evicted_total{phase="writing"}`} {
+		if n := p.metric(t, m); n != 0 {
+			t.Errorf("%s %v: the cap closed it, not the write bound", m, n)
+		}
+	}
+	if code, _ := healthz(t, p); code != 200 {
+		t.Errorf("healthz %d", code)
+	}
+}

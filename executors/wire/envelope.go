@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -133,48 +132,87 @@ func ParseCall(data []byte) (Call, error) {
 // ParseCall. An OK answer must carry an observed object and no refusal; a
 // refusal must carry a known rule id and a why text and no observation.
 func ParseAnswer(data []byte) (Answer, error) {
+	a, _, err := parseAnswer(data, false)
+	return a, err
+}
+
+// ParsePeerAnswer is ParseAnswer for an answer from a peer executor, which
+// may speak a newer vocabulary than ours (PROTOCOL section 6.5): a
+// refusal that would pass ParseAnswer but for a rule id outside Rules,
+// written as an identifier (1 to 128 characters, as callId), is taken as
+// exec-threw with a why that names the peer's rule (ForeignWhy), its
+// budget kept, and foreign reports it. Any other failure is ParseAnswer's.
+func ParsePeerAnswer(data []byte) (a Answer, foreign bool, err error) {
+	return parseAnswer(data, true)
+}
+
+// ForeignWhy is the why of a peer's refusal under rule, a rule id outside
+// the vocabulary, whose own why was why: both cleaned as PeerWhy does and
+// cut, together, to MaxWhyBytes, the rule first so that the cut never
+// loses it. The peer's why is cut before it is copied. It never starts
+// with ToolErrorPrefix: the broker is speaking.
+func ForeignWhy(rule, why string) string {
+	head := CleanWhy(foreignWhyPrefix+rule, MaxWhyBytes)
+	if rest := MaxWhyBytes - len(head) - len(": "); rest > 0 {
+		if why = CleanWhy(why, rest); why != "" {
+			head += ": " + why
+		}
+	}
+	return head
+}
+
+const foreignWhyPrefix = "the peer refused under a rule this broker does not know: "
+
+func parseAnswer(data []byte, peer bool) (Answer, bool, error) {
 	var m members
 	if err := envelope(data, answerKeys, &m); err != nil {
-		return Answer{}, err
+		return Answer{}, false, err
 	}
 	a := Answer{V: Version}
 	var ok bool
 	var err error
 	if a.CallID, ok = ident(m.slot[slotCallID]); !ok {
-		return Answer{}, fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
+		return Answer{}, false, fail(Malformed, "callId must be a string of 1 to 128 identifier characters")
 	}
 	if a.OK, ok = asBool(m.slot[slotOK]); !ok {
-		return Answer{}, fail(Malformed, "ok must be a boolean")
+		return Answer{}, false, fail(Malformed, "ok must be a boolean")
 	}
 	if raw := m.slot[slotBudget]; raw != nil {
 		if a.Budget, err = parseBudget(raw); err != nil {
-			return Answer{}, err
+			return Answer{}, false, err
 		}
 	}
 	if a.OK {
 		if m.slot[slotRefused] != nil {
-			return Answer{}, fail(Malformed, "an ok answer carries no refusal")
+			return Answer{}, false, fail(Malformed, "an ok answer carries no refusal")
 		}
 		if m.slot[slotWhy] != nil {
-			return Answer{}, fail(Malformed, "an ok answer carries no refusal")
+			return Answer{}, false, fail(Malformed, "an ok answer carries no refusal")
 		}
 		if a.Observed, ok = asObject(m.slot[slotObserved]); !ok {
-			return Answer{}, fail(Malformed, "an ok answer needs an observed object")
+			return Answer{}, false, fail(Malformed, "an ok answer needs an observed object")
 		}
-		return a, nil
+		return a, false, nil
 	}
 	if m.slot[slotObserved] != nil {
-		return Answer{}, fail(Malformed, "a refusal carries no observation")
+		return Answer{}, false, fail(Malformed, "a refusal carries no observation")
 	}
-	r, ok := asString(m.slot[slotRefused])
-	if !ok || !Rule(r).Known() {
-		return Answer{}, fail(Malformed, "refused must be a known rule id")
+	r, known := asString(m.slot[slotRefused])
+	known = known && Rule(r).Known()
+	foreign := false
+	if !known {
+		if r, foreign = ident(m.slot[slotRefused]); !peer || !foreign {
+			return Answer{}, false, fail(Malformed, "refused must be a known rule id")
+		}
+	}
+	if a.Why, ok = asString(m.slot[slotWhy]); !ok {
+		return Answer{}, false, fail(Malformed, "a refusal needs a why text")
 	}
 	a.Refused = Rule(r)
-	if a.Why, ok = asString(m.slot[slotWhy]); !ok {
-		return Answer{}, fail(Malformed, "a refusal needs a why text")
+	if foreign {
+		a.Refused, a.Why = ExecThrew, ForeignWhy(r, a.Why)
 	}
-	return a, nil
+	return a, foreign, nil
 }
 
 // envelope splits data into m and applies the checks shared by calls
@@ -233,24 +271,10 @@ func ident(raw json.RawMessage) (string, bool) {
 }
 
 // IDRune reports whether r may appear in an identifier (callId, tool,
-// descriptorId, a bearer): PROTOCOL section 5 refuses control characters
-// (C0, DEL and C1: Go's unicode.IsControl), the bidirectional overrides
-// and isolates U+202A–U+202E and U+2066–U+2069, and the line and
-// paragraph separators U+2028 and U+2029, all of which can make a logged
-// or displayed id read as something else. U+FFFD is refused too: it is
-// what invalid input decodes to. Everything else is allowed, so ids may
-// be in any script.
-func IDRune(r rune) bool {
-	switch {
-	case unicode.IsControl(r), r == utf8.RuneError:
-		return false
-	case 0x202A <= r && r <= 0x202E, 0x2066 <= r && r <= 0x2069:
-		return false
-	case r == 0x2028, r == 0x2029:
-		return false
-	}
-	return true
-}
+// descriptorId, a bearer): any character that is not Unsafe, so ids may
+// be in any script yet cannot make a logged or displayed id read as
+// something else.
+func IDRune(r rune) bool { return !Unsafe(r) }
 
 // Validate reports whether c would survive ParseCall, so that envelopes
 // built inside the broker are held to the same rules as those from outside.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/airlock/airlock/executors/wire/wiretest"
@@ -100,8 +101,8 @@ func TestFoldMatchesEncodingJSON(t *testing.T) {
 
 func TestIDRune(t *testing.T) {
 	refused := []rune{0x00, 0x1f, 0x7f, 0x80, 0x85, 0x9f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e,
-		0x2066, 0x2067, 0x2068, 0x2069, 0x2028, 0x2029, utf8.RuneError}
-	allowed := []rune{' ', '~', 0xa0, 0xe9, 0x6f22, 0x2027, 0x202f, 0x2065, 0x206a, 0x200e, 0x1f600}
+		0x2066, 0x2067, 0x2068, 0x2069, 0x2028, 0x2029, 0x200e, 0x200f, 0x061c, utf8.RuneError}
+	allowed := []rune{' ', '~', 0xa0, 0xe9, 0x6f22, 0x2027, 0x202f, 0x2065, 0x206a, 0x200d, 0x2010, 0x061b, 0x061d, 0x1f600}
 	for _, r := range refused {
 		if IDRune(r) || ValidID("a"+string(r)+"b") {
 			t.Errorf("%U allowed in an identifier", r)
@@ -326,4 +327,17 @@ func FuzzEachMemberOf(f *testing.F) {
 			t.Fatalf("%q, inner %q, depth %d:\none walk  %v %q %q\ntwo walks %v %q %q", data, inner, depth, errNew, topNew, inNew, errOld, topOld, inOld)
 		}
 	})
+}
+
+// TestIdentifiersAndWhysShareOneRule: every character an identifier
+// refuses is one a why drops, and every character a why keeps is one an
+// identifier may hold (PROTOCOL section 1.8).
+func TestIdentifiersAndWhysShareOneRule(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		id := ValidID("a" + string(r) + "b")
+		kept := CleanWhy(string(r), 8) != ""
+		if id != kept {
+			t.Errorf("%U: allowed in an identifier %v, kept in a why %v", r, id, kept)
+		}
+	}
 }

@@ -66,3 +66,63 @@ func TestToolErrorWhy(t *testing.T) {
 		t.Fatalf("peer tool error with nothing to show: %q", got)
 	}
 }
+
+// TestParsePeerAnswerForeignRule: a refusal under a well-formed rule id
+// outside the vocabulary is refused by ParseAnswer but taken by
+// ParsePeerAnswer as exec-threw, its why naming the rule first (cleaned,
+// within MaxWhyBytes however long the peer's why) and its budget kept. A
+// rule that is not an identifier, and any other flaw, fail both alike.
+func TestParsePeerAnswerForeignRule(t *testing.T) {
+	frame := `{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded","why":"over\u001b quota` + strings.Repeat("W", 2*MaxWhyBytes) + `","budget":{"requestsUsed":1,"requestsLimit":2}}`
+	if _, err := ParseAnswer([]byte(frame)); RuleOf(err) != Malformed {
+		t.Fatalf("ParseAnswer took a foreign rule: %v", err)
+	}
+	a, foreign, err := ParsePeerAnswer([]byte(frame))
+	if err != nil || !foreign || a.Refused != ExecThrew || a.CallID != "c" {
+		t.Fatalf("ParsePeerAnswer: %v %v %+v", err, foreign, a)
+	}
+	if want := ForeignWhy("quota-exceeded", "over quota"); !strings.HasPrefix(a.Why, want) || len(a.Why) != MaxWhyBytes || strings.HasPrefix(a.Why, ToolErrorPrefix) {
+		t.Errorf("why %d bytes %.80q, want it to start %q", len(a.Why), a.Why, want)
+	}
+	if a.Budget == nil || *a.Budget != (Budget{RequestsUsed: 1, RequestsLimit: 2}) {
+		t.Errorf("budget %+v", a.Budget)
+	}
+	for _, f := range []string{
+		`{"v":1,"callId":"c","ok":false,"refused":"","why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"a\u0007b","why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded\u200f","why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"` + strings.Repeat("r", maxIDLen+1) + `","why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":7,"why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded","why":"x","observed":{}}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded","why":"x","grant":"everything"}`,
+	} {
+		_, want := ParseAnswer([]byte(f))
+		if a, foreign, err := ParsePeerAnswer([]byte(f)); err == nil || foreign || RuleOf(err) != RuleOf(want) {
+			t.Errorf("%s: ParsePeerAnswer %v %v %+v, ParseAnswer %v", f, err, foreign, a, want)
+		}
+	}
+	a, foreign, err = ParsePeerAnswer([]byte(`{"v":1,"callId":"c","ok":false,"refused":"fetch-failed","why":"404"}`))
+	if err != nil || foreign || a.Refused != FetchFailed || a.Why != "404" {
+		t.Errorf("a known rule: %v %v %+v", err, foreign, a)
+	}
+}
+
+// TestForeignWhy: the rule always survives the cut, an empty why adds
+// nothing after it, and the whole is within MaxWhyBytes.
+func TestForeignWhy(t *testing.T) {
+	if got := ForeignWhy("quota-exceeded", ""); got != foreignWhyPrefix+"quota-exceeded" {
+		t.Errorf("empty why: %q", got)
+	}
+	if got := ForeignWhy("quota-exceeded", "\x1b"); got != foreignWhyPrefix+"quota-exceeded" {
+		t.Errorf("why with nothing to show: %q", got)
+	}
+	if got := ForeignWhy("quota-exceeded", "over"); got != foreignWhyPrefix+"quota-exceeded: over" {
+		t.Errorf("short why: %q", got)
+	}
+	long := strings.Repeat("é", maxIDLen)
+	got := ForeignWhy(long, strings.Repeat("W", 4*MaxWhyBytes))
+	if !strings.HasPrefix(got, foreignWhyPrefix+long+": W") || len(got) > MaxWhyBytes || !utf8.ValidString(got) {
+		t.Errorf("long rule and why: %d bytes %.80q", len(got), got)
+	}
+}

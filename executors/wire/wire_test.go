@@ -305,8 +305,9 @@ func checkAccepted(t *testing.T, data []byte, ids ...string) {
 	}
 }
 
-// forbiddenInID is PROTOCOL section 5's list, written out again.
+// forbiddenInID is PROTOCOL section 1.8's list, written out again.
 func forbiddenInID(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) ||
-		(r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029
+		(r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029 ||
+		r == 0x200e || r == 0x200f || r == 0x061c || r == 0xfffd
 }

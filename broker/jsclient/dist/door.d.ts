@@ -1,32 +1,7 @@
-import { type Budget, type Call, type JSONObject, type Rule } from "./wire.js";
-import type { Bounds, Descriptor, Tool } from "./generated/channel.js";
-export type { Bounds, Descriptor, Tool };
-/** What a handler returns: an observation or a refusal (use observe and
- * refuse). The door fills in v and the call's callId. */
-export type HandlerResult = {
-    ok: true;
-    observed: JSONObject;
-    budget?: Budget;
-} | {
-    ok: false;
-    refused: Rule;
-    why?: string;
-    budget?: Budget;
-};
-/** What a handler is told besides the call. */
-export interface CallContext {
-    /** Aborted when the call's time (bounds.timeoutMs) is up, when the
-     * connection that carried it is gone, or when the door closes. */
-    signal: AbortSignal;
-    /** The descriptor the call is for, from the door's catalog. */
-    descriptor: Descriptor;
-}
-/** A handler answers one call; it may throw or reject (exec-threw). */
-export type Handler = (call: Call, ctx: CallContext) => HandlerResult | Promise<HandlerResult>;
-/** observe builds an observation. */
-export declare function observe(observed: JSONObject, budget?: Budget): HandlerResult;
-/** refuse builds a refusal; why defaults to the rule's static text. */
-export declare function refuse(rule: Rule, why?: string, budget?: Budget): HandlerResult;
+import { type Rule } from "./wire.js";
+import { type Descriptor, type Handler } from "./executor.js";
+export { observe, refuse, utf8Length } from "./executor.js";
+export type { Bounds, CallContext, Descriptor, Handler, HandlerResult, Tool } from "./executor.js";
 /** The part of a WebSocket the door uses: the browser's, a worker's, or
  * one made by the `ws` package in Node. */
 export interface WebSocketLike {
@@ -113,5 +88,3 @@ export interface Door {
 /** createExecutorDoor connects to the broker and serves calls until
  * close. See the module comment. */
 export declare function createExecutorDoor(opts: DoorOptions): Door;
-/** utf8Length is the number of bytes s takes in UTF-8. */
-export declare function utf8Length(s: string): number;

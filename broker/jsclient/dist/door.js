@@ -1,9 +1,10 @@
 // The door of @airlock/client: the executor side of /channel and
-// /local/channel for a browser page or a worker (PROTOCOL sections 5 and
-// 6; the seed's createExecutorDoor; the Go counterpart is
-// broker/channel/link's Door run by broker/channel/envclient). It
-// connects, sends its catalog, answers each call through a handler, and
-// reconnects when the connection drops.
+// /local/channel for a browser page or a worker over a WebSocket
+// (PROTOCOL sections 5 and 6; the Go counterpart is broker/channel/link's
+// Door run by broker/channel/envclient). It connects, sends its catalog,
+// answers each call through a handler, and reconnects when the
+// connection drops. What it does with one call is executor.ts's, which
+// the transport-free door of the channel module shares.
 //
 // Every inbound call is validated by wire before the handler sees it and
 // every outbound answer is validated before it is sent; whatever the
@@ -12,20 +13,9 @@
 // answer per call and never waits for page-timeout on a broken tool.
 // Reconnect policy: RATIONALE.md, "Why does the JavaScript door stop
 // reconnecting on some closes?".
-import { BOUNDS_MISMATCH, EXEC_THREW, EXEC_TIMEOUT, MAX_CALL_BYTES, MAX_OUTPUT_BYTES, OUTPUT_TOO_LARGE, OVERLOADED, SHUTTING_DOWN, UNATTRIBUTED_CALL, UNKNOWN_TOOL, WHY, callIdOf, encodeAnswer, parseCall, } from "./wire.js";
-/** observe builds an observation. */
-export function observe(observed, budget) {
-    return budget === undefined ? { ok: true, observed } : { ok: true, observed, budget };
-}
-/** refuse builds a refusal; why defaults to the rule's static text. */
-export function refuse(rule, why, budget) {
-    const r = { ok: false, refused: rule };
-    if (why !== undefined)
-        r.why = why;
-    if (budget !== undefined)
-        r.budget = budget;
-    return r;
-}
+import { OVERLOADED, SHUTTING_DOWN, UNATTRIBUTED_CALL } from "./wire.js";
+import { admit, contain, encode, normalize, readCall, refuse, } from "./executor.js";
+export { observe, refuse, utf8Length } from "./executor.js";
 // Closes after which reconnecting cannot help (PROTOCOL sections 4.4 and
 // 6): the credential is missing or wrong (1008), another page took over
 // (page-replaced), or the session expired (4402).
@@ -34,11 +24,6 @@ const CREDENTIAL_EXPIRED = 4402;
 // A connection that stayed up this long, or carried a call, starts the
 // backoff over (envclient's stableAfter).
 const STABLE_AFTER_MS = 5000;
-// maxCallFrame bounds a frame from the broker: a call body is capped at
-// MAX_CALL_BYTES on POST /v1/calls, plus the envelope (envclient's
-// maxCallFrame). maxAnswerFrame is the broker's bound on a peer's frame.
-const maxCallFrame = MAX_CALL_BYTES + 4096;
-const maxAnswerFrame = MAX_OUTPUT_BYTES + (1 << 20);
 const OPEN = 1;
 /** createExecutorDoor connects to the broker and serves calls until
  * close. See the module comment. */
@@ -214,39 +199,25 @@ class DoorImpl {
             this.emit({ type: "dropped", why: "binary" });
             return false;
         }
-        if (data.length > maxCallFrame / 3 && utf8Length(data) > maxCallFrame) {
-            this.emit({ type: "dropped", why: "too-large" });
+        const inbound = readCall(data);
+        if ("dropped" in inbound) {
+            this.emit({ type: "dropped", why: inbound.dropped });
             return false;
         }
-        const verdict = parseCall(data);
-        if (!verdict.ok) {
-            // As link.Door.Handle: refuse a call whose callId can be read, drop
-            // the rest (no call could be settled by it).
-            const id = callIdOf(data);
-            if (id === undefined)
-                this.emit({ type: "dropped", why: "unreadable" });
-            else
-                this.answer(ws, id, refuse(verdict.rule));
+        if ("refused" in inbound) {
+            this.answer(ws, inbound.callId, refuse(inbound.refused));
             return false;
         }
-        const call = verdict.value;
-        const d = this.byId.get(call.descriptorId);
+        const call = inbound.call;
         if (this.inflight.has(call.callId)) {
             // The broker never reuses a running callId; an answer to this one
             // would settle the first call.
             this.emit({ type: "dropped", why: "duplicate" });
             return false;
         }
-        let early;
-        if (this.draining)
-            early = SHUTTING_DOWN;
-        else if (d === undefined)
-            early = UNATTRIBUTED_CALL;
-        else if (canonical(call.boundsEcho) !== canonical(d.bounds))
-            early = BOUNDS_MISMATCH;
-        else if (!d.tools.some((t) => t.name === call.tool))
-            early = UNKNOWN_TOOL;
-        else if (this.inflight.size >= this.maxInflight)
+        const d = this.byId.get(call.descriptorId);
+        let early = this.draining ? SHUTTING_DOWN : admit(call, d);
+        if (early === undefined && this.inflight.size >= this.maxInflight)
             early = OVERLOADED;
         if (early !== undefined || d === undefined) {
             this.answer(ws, call.callId, refuse(early ?? UNATTRIBUTED_CALL));
@@ -255,29 +226,13 @@ class DoorImpl {
         void this.run(ws, call, d);
         return true;
     }
-    // run calls the handler under containment and a timer, then answers.
+    // run calls the handler under containment (executor.ts contain: its
+    // time bound, and cut off at once when this call's connection or the
+    // door goes), then answers.
     async run(ws, call, d) {
         const ctl = new AbortController();
         this.inflight.set(call.callId, ctl);
-        let timer;
-        // The call ends at its time bound, or at once when its connection or
-        // the door goes (ctl aborted), whatever the handler does.
-        const cut = new Promise((resolve) => {
-            timer = setTimeout(() => resolve(refuse(EXEC_TIMEOUT)), d.bounds.timeoutMs);
-            ctl.signal.addEventListener("abort", () => resolve(refuse(EXEC_THREW)), { once: true });
-        });
-        let result;
-        try {
-            const ran = Promise.resolve().then(() => (ctl.signal.aborted ? refuse(EXEC_THREW) : this.opts.handler(call, { signal: ctl.signal, descriptor: d })));
-            result = await Promise.race([ran, cut]);
-        }
-        catch {
-            result = refuse(EXEC_THREW);
-        }
-        finally {
-            clearTimeout(timer);
-            ctl.abort(new Error("call settled"));
-        }
+        const result = await contain(this.opts.handler, call, d, ctl.signal);
         if (this.inflight.get(call.callId) !== ctl)
             return; // the connection is gone
         this.inflight.delete(call.callId);
@@ -285,43 +240,14 @@ class DoorImpl {
         if (this.draining && this.inflight.size === 0)
             this.idle?.();
     }
-    // answer encodes and sends an answer to callId. An answer that would
-    // not pass the broker's validator, or would not fit the descriptor's
-    // bounds, is replaced by the refusal the broker would settle the call
-    // with, so the caller learns at once.
+    // answer encodes and sends an answer to callId, held to bounds when
+    // given (executor.ts encode).
     answer(ws, callId, r, bounds) {
         const frame = encode(callId, r, bounds);
         if (ws.readyState !== OPEN || !send(ws, frame.text))
             return;
         this.emit({ type: "answered", callId, outcome: frame.outcome });
     }
-}
-function encode(callId, r, bounds) {
-    let text;
-    try {
-        if (r === null || typeof r !== "object" || typeof r.ok !== "boolean")
-            throw new TypeError("not a result");
-        if (r.budget !== undefined && bounds !== undefined && !budgetAgrees(r.budget, bounds))
-            throw new TypeError("budget");
-        const init = r.ok
-            ? { callId, ok: true, observed: r.observed, ...(r.budget ? { budget: r.budget } : {}) }
-            : { callId, ok: false, refused: r.refused, ...(r.why !== undefined ? { why: r.why } : {}), ...(r.budget ? { budget: r.budget } : {}) };
-        text = encodeAnswer(init);
-        if (r.ok && bounds !== undefined && utf8Length(JSON.stringify(r.observed)) > bounds.maxOutputBytes) {
-            return encode(callId, refuse(OUTPUT_TOO_LARGE, undefined, r.budget), bounds);
-        }
-        if (utf8Length(text) > maxAnswerFrame)
-            return encode(callId, refuse(OUTPUT_TOO_LARGE), bounds);
-        return { text, outcome: r.ok ? "ok" : r.refused };
-    }
-    catch {
-        return { text: encodeAnswer({ callId, ok: false, refused: EXEC_THREW, why: WHY[EXEC_THREW] }), outcome: EXEC_THREW };
-    }
-}
-// budgetAgrees is executors/wire Bounds.BudgetAgrees: the broker treats a
-// budget that contradicts the bounds as an invalid frame.
-function budgetAgrees(b, bounds) {
-    return b.requestsLimit === (bounds.maxRequests ?? 0) && b.requestsUsed <= b.requestsLimit;
 }
 function send(ws, frame) {
     try {
@@ -331,48 +257,4 @@ function send(ws, frame) {
     catch {
         return false;
     }
-}
-// normalize copies descriptors as the broker encodes them (Go's zero
-// values: an absent description is "", absent maxRequests 0, absent lists
-// empty lists), which is what boundsEcho echoes.
-function normalize(ds) {
-    return ds.map((d) => ({
-        descriptorId: d.descriptorId,
-        tools: d.tools.map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema })),
-        bounds: {
-            timeoutMs: d.bounds.timeoutMs,
-            memoryMiB: d.bounds.memoryMiB,
-            maxOutputBytes: d.bounds.maxOutputBytes,
-            maxRequests: d.bounds.maxRequests ?? 0,
-            allowedHosts: [...(d.bounds.allowedHosts ?? [])],
-            roots: [...(d.bounds.roots ?? [])],
-        },
-    }));
-}
-// canonical is JSON with object keys sorted, the comparison the broker
-// uses for boundsEcho (executors/wire Bounds.EchoMatches).
-function canonical(x) {
-    if (Array.isArray(x))
-        return `[${x.map(canonical).join(",")}]`;
-    if (x !== null && typeof x === "object") {
-        const o = x;
-        return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(",")}}`;
-    }
-    return JSON.stringify(x) ?? "null";
-}
-/** utf8Length is the number of bytes s takes in UTF-8. */
-export function utf8Length(s) {
-    let n = s.length;
-    for (let i = 0; i < s.length; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) {
-            if (c < 0x800)
-                n += 1;
-            else if (c >= 0xd800 && c <= 0xdbff)
-                i++, (n += 2); // a pair: 4 bytes for 2 units
-            else
-                n += 2;
-        }
-    }
-    return n;
 }

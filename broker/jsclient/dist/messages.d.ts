@@ -173,6 +173,8 @@ export interface HostConnectedPayload {
     role: "host";
     hostEpoch: number;
     views: string[];
+    /** The session's, as mint and bootstrap state them. */
+    capabilities: Capabilities;
     [key: string]: unknown;
 }
 export interface ViewConnectedPayload {
@@ -180,6 +182,8 @@ export interface ViewConnectedPayload {
     viewId: string;
     hostConnected: boolean;
     hostEpoch: number;
+    /** The session's, as mint and bootstrap state them. */
+    capabilities: Capabilities;
     [key: string]: unknown;
 }
 /** `connected`: the broker's handshake answer, by role. */

@@ -234,6 +234,8 @@ export interface HostConnectedPayload {
   role: "host";
   hostEpoch: number;
   views: string[];
+  /** The session's, as mint and bootstrap state them. */
+  capabilities: Capabilities;
   [key: string]: unknown;
 }
 export interface ViewConnectedPayload {
@@ -241,6 +243,8 @@ export interface ViewConnectedPayload {
   viewId: string;
   hostConnected: boolean;
   hostEpoch: number;
+  /** The session's, as mint and bootstrap state them. */
+  capabilities: Capabilities;
   [key: string]: unknown;
 }
 /** `connected`: the broker's handshake answer, by role. */

@@ -602,9 +602,10 @@ function text(x: unknown): string | undefined {
 }
 
 // ident accepts 1 to MAX_ID_LENGTH code points, none of them a control
-// character (C0, DEL, C1), a bidirectional override or isolate
-// (U+202A–U+202E, U+2066–U+2069), a line or paragraph separator or U+FFFD,
-// which a lone surrogate escape stands for (executors/wire IDRune).
+// character (C0, DEL, C1), a bidirectional embedding, override or isolate
+// (U+202A–U+202E, U+2066–U+2069), a bidirectional mark (U+200E, U+200F,
+// U+061C), a line or paragraph separator or U+FFFD, which a lone surrogate
+// escape stands for (PROTOCOL section 1.8; executors/wire Unsafe).
 function ident(x: unknown): string | undefined {
   if (typeof x !== "string" || x === "") return undefined;
   let n = 0;
@@ -624,6 +625,7 @@ function ident(x: unknown): string | undefined {
 
 function idUnit(c: number): boolean {
   if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false;
+  if (c === 0x061c || c === 0x200e || c === 0x200f) return false;
   if (c < 0x2028) return true;
   return !(c <= 0x202e || (c >= 0x2066 && c <= 0x2069) || c === 0xfffd);
 }

@@ -5,15 +5,10 @@
 // which builds the binary and sets AIRLOCK_BIN; without it this skips.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
 import WebSocket from "ws";
 import { createExecutorDoor, observe, refuse } from "../dist/door.js";
 import { viewProtocols } from "../dist/messages.js";
+import { startPageBroker, until } from "./support/page.mjs";
 
 const bin = process.env.AIRLOCK_BIN;
 const skip = bin ? false : "AIRLOCK_BIN is not set (go test ./broker/jsclient sets it)";
@@ -52,65 +47,20 @@ function handler(call) {
 }
 
 let broker;
-let dataDir;
 let port;
 let origin;
-
-function http(method, path, { body, headers = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = request({ host: "127.0.0.1", port, method, path, headers: { ...headers, ...(data ? { "Content-Type": "application/json" } : {}) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, text }));
-    });
-    req.on("error", reject);
-    req.end(data);
-  });
-}
+let http;
+let viewCookie;
 
 before(async () => {
   if (skip) return;
-  dataDir = mkdtempSync(join(tmpdir(), "jsdoor-"));
-  broker = spawn(bin, ["serve", "--listen", "127.0.0.1:0", "--data", dataDir, "--no-builtin"], {
-    env: { PATH: process.env.PATH, HOME: dataDir, AIRLOCK_LOCAL_TOKEN: token },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  broker.stderr.resume();
-  const lines = createInterface({ input: broker.stdout });
-  const first = await new Promise((resolve, reject) => {
-    lines.once("line", resolve);
-    broker.once("exit", (code) => reject(new Error(`airlock serve exited ${code}`)));
-  });
-  const listening = JSON.parse(first);
-  assert.equal(listening.event, "listening");
-  port = Number(listening.addr.split(":").pop());
-  origin = `http://127.0.0.1:${port}`;
+  broker = await startPageBroker(bin, token);
+  ({ port, origin, http, viewCookie } = broker);
 });
 
 after(async () => {
-  if (!broker) return;
-  const exited = new Promise((resolve) => broker.once("exit", (code, signal) => resolve({ code, signal })));
-  broker.kill("SIGTERM");
-  const { code } = await exited;
-  rmSync(dataDir, { recursive: true, force: true });
-  assert.equal(code, 0, "airlock serve did not exit 0 on SIGTERM");
+  await broker?.stop();
 });
-
-// viewCookie mints a session for the broker's own origin and bootstraps a
-// view, returning the Cookie header value the browser would send and the
-// view key the page keeps.
-async function viewCookie() {
-  const mint = await http("POST", "/local/sessions", { body: { launchOrigin: origin }, headers: { "X-Tensorviz-Token": token } });
-  assert.equal(mint.status, 201, mint.text);
-  const { workspaceSessionId, viewCredential } = JSON.parse(mint.text);
-  const boot = await http("POST", "/local/bootstrap", { body: { workspaceSessionId, viewCredential }, headers: { Origin: origin } });
-  assert.equal(boot.status, 200, boot.text);
-  const set = boot.headers["set-cookie"]?.[0];
-  assert.match(set ?? "", /^tensorviz_local_browser_[0-9a-f]{16}=/);
-  return { cookie: set.split(";")[0], viewKey: JSON.parse(boot.text).viewKey };
-}
 
 // door starts a door whose sockets are recorded in sockets; pass (from
 // viewCookie) gives its cookie and view key.
@@ -128,17 +78,6 @@ function door(pass, sockets, events) {
     },
     onEvent: (e) => events.push(e),
   });
-}
-
-// until resolves once cond() holds, checking on every event the door
-// reports and on a short poll (the broker registers the catalog after the
-// door has sent it).
-async function until(cond, what) {
-  for (let i = 0; i < 2000; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  assert.fail(`gave up waiting for ${what}`);
 }
 
 async function pageServes() {

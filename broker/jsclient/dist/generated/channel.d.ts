@@ -3,7 +3,7 @@
  */
 export type ChannelControlFrame = ChannelHello | ChannelCatalog;
 /**
- * 1 to 128 characters without control characters (C0, DEL, C1), bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069), line or paragraph separators (U+2028, U+2029) or U+FFFD (PROTOCOL section 5.1).
+ * 1 to 128 characters without control characters (C0, DEL, C1), bidirectional embeddings, overrides or isolates (U+202A-U+202E, U+2066-U+2069), bidirectional marks (U+200E, U+200F, U+061C), line or paragraph separators (U+2028, U+2029) or U+FFFD (PROTOCOL section 1.8).
  */
 export type Identifier = string;
 /**

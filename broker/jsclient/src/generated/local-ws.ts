@@ -653,13 +653,26 @@ export interface HostConnectedPayload {
   role: "host";
   hostEpoch: HostEpoch;
   views: ViewId[];
+  capabilities: Capabilities;
   [k: string]: unknown;
+}
+/**
+ * The session's capabilities, as mint and bootstrap state them (PROTOCOL section 2): canProposeSourceEdits is what the session really has.
+ */
+export interface Capabilities {
+  readOnly: boolean;
+  canNavigateSource: boolean;
+  canWriteSource: boolean;
+  canRunAgent: boolean;
+  canEditGraph: boolean;
+  canProposeSourceEdits: boolean;
 }
 export interface ViewConnectedPayload {
   role: "view";
   viewId: ViewId;
   hostConnected: boolean;
   hostEpoch: HostEpoch;
+  capabilities: Capabilities;
   [k: string]: unknown;
 }
 /**

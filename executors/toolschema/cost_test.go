@@ -1,10 +1,7 @@
-package executors
+package toolschema
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -12,24 +9,6 @@ import (
 
 	"github.com/airlock/airlock/executors/testkit"
 )
-
-// enumSchema is a schema of exactly nodes expanded nodes: the root object,
-// its enum array and nodes-2 numbers.
-func enumSchema(nodes int) string {
-	return `{"enum":[0` + strings.Repeat(",0", nodes-3) + `]}`
-}
-
-// bombSchema is the attack's schema: n levels of anyOf over two $refs to
-// the next level, 2^n branches to validate {} against.
-func bombSchema(n int) string {
-	var b strings.Builder
-	b.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
-	for i := range n {
-		fmt.Fprintf(&b, `"a%d":{"anyOf":[{"$ref":"#/$defs/a%d"},{"$ref":"#/$defs/a%d"}]},`, i, i+1, i+1)
-	}
-	fmt.Fprintf(&b, `"a%d":{"type":"string"}}}`, n)
-	return b.String()
-}
 
 func schemaCost(t *testing.T, schema string, limit int) error {
 	t.Helper()
@@ -51,10 +30,10 @@ func TestSchemaCostCountsExpandedNodes(t *testing.T) {
 	if err := schemaCost(t, ref, 6); !errors.Is(err, errSchemaTooComplex) {
 		t.Errorf("7 expanded nodes under a limit of 6: %v", err)
 	}
-	if err := schemaCost(t, enumSchema(50), 50); err != nil {
+	if err := schemaCost(t, testkit.EnumSchema(50), 50); err != nil {
 		t.Errorf("enum of 50 nodes: %v", err)
 	}
-	if err := schemaCost(t, enumSchema(51), 50); !errors.Is(err, errSchemaTooComplex) {
+	if err := schemaCost(t, testkit.EnumSchema(51), 50); !errors.Is(err, errSchemaTooComplex) {
 		t.Errorf("enum of 51 nodes: %v", err)
 	}
 }
@@ -90,33 +69,4 @@ func TestSchemaCostRefusesCyclesAndOutsideRefs(t *testing.T) {
 			t.Errorf("%s: %v", schema, err)
 		}
 	}
-}
-
-// TestSchemaBombRefusedAtAdmission: Load refuses the attack's schema as
-// schema-too-complex before compiling it, and a schema of exactly
-// MaxSchemaNodes nodes is admitted while one more node is refused.
-func TestSchemaBombRefusedAtAdmission(t *testing.T) {
-	r := newRuntime(t, Config{})
-	load := func(schema string) (*Program, error) {
-		d := guestDescriptor("guest", defaultBounds())
-		d.Tools[0].InputSchema = json.RawMessage(schema)
-		return r.Load(context.Background(), d, testkit.Fixture(t, "silent.wasm"))
-	}
-	for _, n := range []int{20, 40, 200} {
-		_, err := load(bombSchema(n))
-		wantReason(t, err, ReasonSchemaTooComplex)
-	}
-	_, err := load(enumSchema(MaxSchemaNodes + 1))
-	wantReason(t, err, ReasonSchemaTooComplex)
-	p, err := load(enumSchema(MaxSchemaNodes))
-	if err != nil {
-		t.Fatalf("schema of exactly MaxSchemaNodes: %v", err)
-	}
-	p.Close(context.Background())
-	// Small bombs within the bound stay admitted: the bound is on size.
-	p, err = load(bombSchema(5))
-	if err != nil {
-		t.Fatalf("bomb of 5 levels: %v", err)
-	}
-	p.Close(context.Background())
 }

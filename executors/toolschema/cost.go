@@ -1,4 +1,4 @@
-package executors
+package toolschema
 
 import (
 	"errors"
@@ -13,9 +13,10 @@ import (
 // MaxSchemaNodes bounds a tool's inputSchema as validation will see it:
 // the number of JSON values with every $ref replaced by what it points
 // to. Validating one instance costs at most about this many schema nodes
-// per instance value, so with args capped in size the cost of a call's
-// validation is bounded before any call is made. See RATIONALE.md, "Why
-// bound a tool schema's expanded size, and refuse recursive ones?".
+// per instance value (times a pattern's program, see MaxPatternInsts), so
+// with args capped in size the cost of a call's validation is bounded
+// before any call is made. See RATIONALE.md, "Why bound a tool schema's
+// expanded size, and refuse recursive ones?".
 const MaxSchemaNodes = 10_000
 
 var (
