@@ -185,7 +185,8 @@ func TestRelayLeavingNoticesPastHostByteBoundAreDropped(t *testing.T) {
 	p := startSessions(t, "AIRLOCK_LOCAL_MAX_FRAME_BYTES=1048576", "AIRLOCK_LOCAL_OUTBOUND_QUEUE_BYTES=1048576",
 		"AIRLOCK_LOCAL_MAX_REQUESTS_PER_VIEW=1000")
 	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
-	s.ck = p.bootstrap(t, s.m)
+	s.pass = p.bootstrap(t, s.m)
+	s.ck = s.pass.Cookie
 	// The host buffers one message and reads nothing more until the
 	// view has left.
 	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
@@ -193,8 +194,8 @@ func TestRelayLeavingNoticesPastHostByteBoundAreDropped(t *testing.T) {
 	if _, err := s.host.Hello(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	witness, _ := p.view(t, s.m, s.ck) // stays, to reach the host afterwards
-	leaving, c := p.view(t, s.m, s.ck)
+	witness, _ := p.view(t, s.m, s.pass) // stays, to reach the host afterwards
+	leaving, c := p.view(t, s.m, s.pass)
 	pad := strings.Repeat("p", 200<<10)
 	var inFlight int
 	for i := 0; ; i++ {

@@ -667,13 +667,14 @@ func TestCapabilitiesStateWhatTheSessionHas(t *testing.T) {
 	} {
 		want := contract.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: c.want}
 		m := c.p.mintFor(t, localclient.MintOptions{CanProposeSourceEdits: c.propose})
-		ck, info, err := c.p.client().Bootstrap(tctx(t), m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential)
+		pass, info, err := c.p.client().Bootstrap(tctx(t), m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential)
 		if err != nil {
 			t.Fatalf("%s: bootstrap: %v", c.name, err)
 		}
-		c.p.AddSecret(ck.Value)
+		c.p.AddSecret(pass.Cookie.Value)
+		c.p.AddSecret(pass.Key)
 		host, hc := c.p.host(t, m)
-		view, vc := c.p.view(t, m, ck)
+		view, vc := c.p.view(t, m, pass)
 		host.expect("viewState")
 		for where, got := range map[string]contract.Capabilities{"mint": m.Capabilities, "bootstrap": info.Capabilities,
 			"host connected": hc.Capabilities, "view connected": vc.Capabilities} {
