@@ -110,6 +110,10 @@ type Local struct {
 	MaxTombstones             int  `koanf:"max_tombstones"`
 	MaxSessions               int  `koanf:"max_sessions"`
 	MaxViewsPerSession        int  `koanf:"max_views_per_session"`
+	// ViewKey requires a view to offer, beside its cookie, the view key
+	// bootstrap returned (PROTOCOL section 3). False admits a view on its
+	// cookie alone, as the seed did; start-up warns then.
+	ViewKey bool `koanf:"view_key"`
 }
 
 // Channel configures /channel, at both ends: the broker, and `airlock env`
@@ -190,6 +194,7 @@ var Settings = []Setting{
 	{Key: "local.max_requests_per_view", Default: 64, Help: "requests one view may have in flight; past it they are refused busy"},
 	{Key: "local.max_sessions", Default: 10000, Help: "live sessions at most; minting past it answers 503"},
 	{Key: "local.max_views_per_session", Default: 1024, Help: "view connections per session at most"},
+	{Key: "local.view_key", Default: true, Help: "views (and page executors) must also offer the view key bootstrap returned; 0 (cookie only, as the seed) is logged as a warning"},
 	{Key: "local.max_tombstones", Default: 10000, Help: "expired sessions kept answering 410 at most; past it the oldest is deleted early"},
 
 	{Key: "channel.hello_bound_ms", Aliases: []string{"VOICEBOX_HELLO_BOUND_MS"}, Default: 5000, Help: "time an environment has to send its bearer hello"},

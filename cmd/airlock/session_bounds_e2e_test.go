@@ -65,7 +65,7 @@ func TestRelayTwoOriginsRefused(t *testing.T) {
 	barrier(t, s.host, s.views...)
 	barrier(t, s.views[0], s.host)
 	// The same socket with one Origin is accepted.
-	if _, c := p.view(t, s.m, s.ck); c.ViewID == "" {
+	if _, c := p.view(t, s.m, s.pass); c.ViewID == "" {
 		t.Fatal("no view id")
 	}
 }

@@ -325,7 +325,7 @@ func connectIdleAirlock(ctx context.Context, client *localclient.Client, origin 
 		g.addHost(host, o.Views)
 		err = dialMany(ctx, o.Views, o.Dialers, func(ctx context.Context) error {
 			v, err := localclient.Dial(ctx, client.Base, localclient.DialOptions{Origin: origin, SessionID: minted.WorkspaceSessionID,
-				Cookies: []*http.Cookie{ck}, Inbox: idleInbox})
+				Cookies: []*http.Cookie{ck.Cookie}, ViewKey: ck.Key, Inbox: idleInbox})
 			if err != nil {
 				return err
 			}
@@ -344,8 +344,8 @@ func connectIdleAirlock(ctx context.Context, client *localclient.Client, origin 
 }
 
 // openSession mints a session (ttl 0: the broker's default), bootstraps
-// its view cookie and connects its host, hello answered.
-func openSession(ctx context.Context, client *localclient.Client, origin string, ttl int64) (*localclient.Minted, *http.Cookie, *localclient.Conn, error) {
+// its view cookie and key and connects its host, hello answered.
+func openSession(ctx context.Context, client *localclient.Client, origin string, ttl int64) (*localclient.Minted, *localclient.ViewPass, *localclient.Conn, error) {
 	minted, err := client.Mint(ctx, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: ttl})
 	if err != nil {
 		return nil, nil, nil, err
