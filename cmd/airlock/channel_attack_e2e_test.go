@@ -14,7 +14,7 @@ import (
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// End-to-end attacks on the executor channel (issue 7): a local process
+// End-to-end attacks on the executor channel: a local process
 // posing as the page executor, a page claiming descriptors that other
 // executors hold, and peers answering outside their descriptor's bounds.
 

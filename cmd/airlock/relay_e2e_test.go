@@ -15,7 +15,7 @@ import (
 	"github.com/airlock/airlock/executors/testkit"
 )
 
-// End-to-end tests of /local/ws, one per rule of issue 3, over real
+// End-to-end tests of /local/ws, one per rule of PROTOCOL section 4, over real
 // sockets against the real binary.
 
 // session is a minted session with its host and views connected.

@@ -16,7 +16,7 @@ import (
 	"github.com/airlock/airlock/broker/relay/contract"
 )
 
-// End-to-end tests of the relay's memory and fairness bounds (issue 7):
+// End-to-end tests of the relay's memory and fairness bounds:
 // outbound queues bounded in bytes as well as messages, view traffic that
 // cannot push the host out, and the per-view bound on requests in flight.
 

@@ -13,7 +13,7 @@ import (
 	"github.com/airlock/airlock/executors/testkit"
 )
 
-// End-to-end tests of issue 7's session bounds: tombstones count toward
+// End-to-end tests of the session bounds: tombstones count toward
 // a cap, and a request with two Origin headers is refused on /local/ws
 // and bootstrap as it is on /channel.
 

@@ -20,7 +20,7 @@ import (
 )
 
 // End-to-end tests of minting, bootstrap, cookies and expiry, one per rule
-// of issue 3, against the real binary.
+// of PROTOCOL sections 2 to 4, against the real binary.
 
 var secretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`) // 256 bits, URL-safe base64, no padding
 
