@@ -49,6 +49,10 @@ type Broker struct {
 func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	cfg := o.Config
 	o.Metrics = metrics.OrNew(o.Metrics) // one registry for every part, served at /metrics
+	storageKey, err := session.LoadStorageKey(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
 	local, err := plugins.Open(ctx, cfg, o.Logger, o.Metrics, true)
 	if err != nil {
 		return nil, err
@@ -57,7 +61,8 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	b := &Broker{Catalog: cat, local: local, logger: o.Logger, metrics: o.Metrics}
 	b.Router = calls.NewRouter(o.Metrics, o.Logger, calls.Local{Table: table})
 	components := []Component{calls.NewAPI(b.Router, o.Token, o.Metrics, func() any { return cat.Statuses() })}
-	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics})
+	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics,
+		StorageKey: storageKey})
 	components = append(components, b.Sessions)
 	// The executor channel routes calls to the page and the paired
 	// environments, after the local executors (see the routing rule).

@@ -1,13 +1,18 @@
 package broker
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/airlock/airlock/config"
 )
@@ -68,5 +73,86 @@ func TestShutdownForcesWhenItsContextEnds(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Error(err)
+	}
+}
+
+// answerer is a component whose one route answers 204 at once.
+type answerer struct{}
+
+func (answerer) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET /ok", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+}
+func (answerer) Drain()                      {}
+func (answerer) Close(context.Context) error { return nil }
+
+// TestIdleKeepAliveConnectionIsClosed: a connection that stays open after
+// its answered request, sending nothing, is closed by the server once
+// http.idle_timeout_ms has passed (nothing else would close it: the
+// header timeout starts only when a next request's bytes arrive).
+func TestIdleKeepAliveConnectionIsClosed(t *testing.T) {
+	cfg := &config.Config{Listen: "127.0.0.1:0", HTTP: config.HTTP{MaxConnections: 16,
+		HeaderTimeoutMs: 60000, BodyTimeoutMs: 60000, WriteTimeoutMs: 60000, IdleTimeoutMs: 200}}
+	s := New(Options{Config: cfg, Logger: slog.New(slog.DiscardHandler), Components: []Component{answerer{}}})
+	ln, mln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln, mln) }()
+	defer func() {
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.Port()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The test's own bound, far past the idle timeout: a read still
+	// waiting then is a connection the server kept.
+	if err := c.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "GET /ok HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", s.Port())
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Close {
+		t.Fatalf("GET /ok: %d, close %v; want 204 on a kept-alive connection", resp.StatusCode, resp.Close)
+	}
+	if n, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the idle connection read %q, %v; want it closed by the server (EOF)", n, err)
+	}
+}
+
+// TestCheckTokenCountsCharacters: the 32 of the launch token rule are
+// characters, not bytes: 16 two-byte characters are refused and 32 pass;
+// an empty token (an inert broker) passes; the refusal never quotes the
+// token.
+func TestCheckTokenCountsCharacters(t *testing.T) {
+	for tok, ok := range map[string]bool{
+		"":                      true,
+		strings.Repeat("k", 31): false,
+		strings.Repeat("k", 32): true,
+		strings.Repeat("é", 16): false, // 32 bytes
+		strings.Repeat("é", 31): false, // 62 bytes
+		strings.Repeat("é", 32): true,
+		strings.Repeat("🔑", 31): false, // 124 bytes
+		strings.Repeat("🔑", 32): true,
+	} {
+		err := CheckToken(tok)
+		if (err == nil) != ok {
+			t.Errorf("%d characters, %d bytes: %v, want accepted %v", utf8.RuneCountInString(tok), len(tok), err, ok)
+		}
+		if err != nil && (!errors.Is(err, ErrShortToken) || strings.Contains(err.Error(), tok)) {
+			t.Errorf("%d characters: %v, want ErrShortToken without the token", utf8.RuneCountInString(tok), err)
+		}
 	}
 }

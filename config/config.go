@@ -9,6 +9,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -22,9 +23,9 @@ import (
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/secret"
 )
@@ -109,6 +110,10 @@ type Local struct {
 	MaxTombstones             int  `koanf:"max_tombstones"`
 	MaxSessions               int  `koanf:"max_sessions"`
 	MaxViewsPerSession        int  `koanf:"max_views_per_session"`
+	// ViewKey requires a view to offer, beside its cookie, the view key
+	// bootstrap returned (PROTOCOL section 3). False admits a view on its
+	// cookie alone, as the seed did; start-up warns then.
+	ViewKey bool `koanf:"view_key"`
 }
 
 // Channel configures /channel, at both ends: the broker, and `airlock env`
@@ -189,6 +194,7 @@ var Settings = []Setting{
 	{Key: "local.max_requests_per_view", Default: 64, Help: "requests one view may have in flight; past it they are refused busy"},
 	{Key: "local.max_sessions", Default: 10000, Help: "live sessions at most; minting past it answers 503"},
 	{Key: "local.max_views_per_session", Default: 1024, Help: "view connections per session at most"},
+	{Key: "local.view_key", Default: true, Help: "views (and page executors) must also offer the view key bootstrap returned; 0 (cookie only, as the seed) is logged as a warning"},
 	{Key: "local.max_tombstones", Default: 10000, Help: "expired sessions kept answering 410 at most; past it the oldest is deleted early"},
 
 	{Key: "channel.hello_bound_ms", Aliases: []string{"VOICEBOX_HELLO_BOUND_MS"}, Default: 5000, Help: "time an environment has to send its bearer hello"},
@@ -236,8 +242,8 @@ func Load(src Sources) (*Config, error) {
 	// profile refuses source proposals turned on, not left on).
 	k := koanf.New(".")
 	if src.File != "" {
-		if err := k.Load(file.Provider(src.File), yaml.Parser()); err != nil {
-			return nil, fmt.Errorf("config: file %s: %w", src.File, err)
+		if err := loadFile(k, src.File); err != nil {
+			return nil, err
 		}
 	}
 	// The plugin values leave the tree before anything else sees it: they
@@ -334,14 +340,43 @@ func rereadPluginConfig(path string, environ []string) (*plugincfg.Values, error
 		return plugincfg.Resolve(nil, nil)
 	}
 	k := koanf.New(".")
-	if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
-		return nil, fmt.Errorf("config: file %s: %w", path, err)
+	if err := loadFile(k, path); err != nil {
+		return nil, err
 	}
 	v, err := plugincfg.Resolve(k.Get(plugincfg.Key), environ)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return v, nil
+}
+
+// MaxFileBytes bounds the YAML config file (PROTOCOL section 1.6): a
+// few settings are small.
+const MaxFileBytes = 1 << 20
+
+// loadFile loads the YAML config file at path into k, read with the
+// checks every file Airlock is pointed at gets (filecheck: a regular
+// file, no link, at most MaxFileBytes).
+func loadFile(k *koanf.Koanf, path string) error {
+	data, err := filecheck.ReadPath(path, MaxFileBytes)
+	if errors.Is(err, filecheck.ErrRefused) {
+		return fmt.Errorf("config: %w", err) // it names the file
+	}
+	if err == nil {
+		err = k.Load(fileBytes(data), yaml.Parser())
+	}
+	if err != nil {
+		return fmt.Errorf("config: file %s: %w", path, err)
+	}
+	return nil
+}
+
+// fileBytes is the config file's content as a koanf provider.
+type fileBytes []byte
+
+func (b fileBytes) ReadBytes() ([]byte, error) { return b, nil }
+func (b fileBytes) Read() (map[string]any, error) {
+	return nil, errors.New("config: the file is read with a parser")
 }
 
 // secretEnv are the variables package secret reads (the launch token, the

@@ -46,6 +46,20 @@ func TestSeedAliases(t *testing.T) {
 	}
 }
 
+// TestViewKeyOffIsExplicit: the view key is required unless
+// AIRLOCK_LOCAL_VIEW_KEY says 0.
+func TestViewKeyOffIsExplicit(t *testing.T) {
+	for env, want := range map[string]bool{"": true, "AIRLOCK_LOCAL_VIEW_KEY=0": false, "AIRLOCK_LOCAL_VIEW_KEY=false": false, "AIRLOCK_LOCAL_VIEW_KEY=1": true} {
+		var environ []string
+		if env != "" {
+			environ = []string{env}
+		}
+		if got := load(t, Sources{Environ: environ}).Local.ViewKey; got != want {
+			t.Errorf("%q: view_key %v, want %v", env, got, want)
+		}
+	}
+}
+
 // TestLoopbackAuthOffIsExplicit: the page cookie check is on unless
 // VOICEBOX_LOOPBACK_AUTH (or its AIRLOCK_ name) says 0.
 func TestLoopbackAuthOffIsExplicit(t *testing.T) {

@@ -123,19 +123,31 @@ func TestPublicInvalid(t *testing.T) {
 	}
 }
 
-// FuzzPublic: the check never panics, and an IPv4 address, its
-// IPv4-mapped form and its NAT64 form get the same verdict.
+// FuzzPublic: a zone changes no verdict; an IPv4 address, its
+// IPv4-mapped form, its NAT64 form and its 6to4 form (any subnet and
+// interface bits) get the same verdict; and any 6to4 address gets its
+// embedded IPv4 address's (2002:7f00:1:: reaches 127.0.0.1 through a 6to4
+// relay, in principle).
 func FuzzPublic(f *testing.F) {
-	for _, s := range []string{"127.0.0.1", "8.8.8.8", "10.0.0.1", "::1", "64:ff9b::7f00:1", "2002:808:808::", "fe80::1%eth0"} {
-		f.Add(netip.MustParseAddr(s).AsSlice())
+	for _, s := range []string{"127.0.0.1", "8.8.8.8", "10.0.0.1", "::1", "64:ff9b::7f00:1", "2002:808:808::",
+		"2002:7f00:1::", "2002:c0a8:101:ffff::1", "2606:4700::1111", "fe80::1%eth0"} {
+		f.Add(netip.MustParseAddr(s).AsSlice(), uint64(0x1234_5678_9abc_def0))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Fuzz(func(t *testing.T, b []byte, rest uint64) {
 		a, ok := netip.AddrFromSlice(b)
 		if !ok {
 			return
 		}
-		_ = public(a)
-		_ = public(a.WithZone("z"))
+		if z := a.WithZone("z"); public(z) != public(a) {
+			t.Fatalf("%s: public %v, zoned %s %v", a, public(a), z, public(z))
+		}
+		if a.Is6() && sixToFour.Contains(a) {
+			b16 := a.As16()
+			v4 := netip.AddrFrom4([4]byte(b16[2:6]))
+			if public(a) != public(v4) {
+				t.Fatalf("6to4 %s: public %v, its IPv4 %s %v", a, public(a), v4, public(v4))
+			}
+		}
 		if !a.Is4() {
 			return
 		}
@@ -143,8 +155,17 @@ func FuzzPublic(f *testing.F) {
 		four := a.As4()
 		mapped := netip.AddrFrom16([16]byte{10: 0xff, 11: 0xff, 12: four[0], 13: four[1], 14: four[2], 15: four[3]})
 		nat64 := netip.AddrFrom16([16]byte{0: 0, 1: 0x64, 2: 0xff, 3: 0x9b, 12: four[0], 13: four[1], 14: four[2], 15: four[3]})
-		if public(mapped) != v4 || public(nat64) != v4 {
-			t.Fatalf("%s: public %v, mapped %v, NAT64 %v", a, v4, public(mapped), public(nat64))
+		to4 := [16]byte{0: 0x20, 1: 0x02, 2: four[0], 3: four[1], 4: four[2], 5: four[3]}
+		for i := range 8 { // the subnet and interface bits are the caller's
+			to4[8+i] = byte(rest >> (8 * i))
+		}
+		to4[6], to4[7] = byte(rest>>3), byte(rest>>11)
+		sixTo4 := netip.AddrFrom16(to4)
+		if public(mapped) != v4 || public(nat64) != v4 || public(sixTo4) != v4 {
+			t.Fatalf("%s: public %v, mapped %v, NAT64 %v, 6to4 %s %v", a, v4, public(mapped), public(nat64), sixTo4, public(sixTo4))
 		}
 	})
 }
+
+// sixToFour is 6to4's prefix (RFC 3056): 2002:V4ADDR::/48.
+var sixToFour = netip.MustParsePrefix("2002::/16")

@@ -212,8 +212,12 @@ func (s *callState) finish(out []byte, err error) wire.Answer {
 		}
 		return wire.Observed(s.callID, obs, b)
 	}
-	s.logger().Warn("call refused", "refused", string(rule), "err", err, "stderr", s.stderr.String())
 	a := wire.Refuse(s.callID, rule, b)
+	if rule == wire.Cancelled {
+		s.logger().Info("call cancelled", "err", err)
+		return a
+	}
+	s.logger().Warn("call refused", "refused", string(rule), "err", err, "stderr", s.stderr.String())
 	if te := (*toolError)(nil); rule == wire.ExecThrew && errors.As(err, &te) && te.why != "" {
 		a.Why = te.why
 	}
@@ -224,8 +228,9 @@ func (s *callState) finish(out []byte, err error) wire.Answer {
 // the cause of whatever failure followed, then our own cancellation for
 // output, then success; a failed run is blamed on the memory bound if a
 // grow was refused, on the time bound if our deadline fired, on the
-// broker draining if a late Runtime.Close cancelled it, and on the tool
-// otherwise (including the caller cancelling), where a tool error (a
+// broker draining if a late Runtime.Close cancelled it, on the caller if
+// its context ended the run (wire.Cancelled, not a rule: nobody reads
+// that answer), and on the tool otherwise, where a tool error (a
 // *toolError in err) gives the answer its why.
 func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, error) {
 	switch {
@@ -248,6 +253,9 @@ func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, 
 		return nil, wire.ExecTimeout, err
 	case errors.Is(context.Cause(s.ctx), errShuttingDown):
 		return nil, wire.ShuttingDown, err
+	case s.ctx.Err() != nil:
+		// None of our causes: the caller's context ended the run.
+		return nil, wire.Cancelled, err
 	}
 	return nil, wire.ExecThrew, err
 }

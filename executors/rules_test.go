@@ -58,16 +58,30 @@ func TestExecTimeout(t *testing.T) {
 	})
 }
 
-// TestCallerCancelIsNotTimeout: only our own deadline is exec-timeout; a
-// caller that gives up gets exec-threw (RATIONALE.md, "How is the rule of
-// a failed run decided, and why in that order?").
-func TestCallerCancelIsNotTimeout(t *testing.T) {
+// TestCallerCancelIsCancellation: only our own deadline is exec-timeout;
+// a run its caller ended (a cancel, or the caller's own deadline) is
+// wire.Cancelled, never exec-threw (RATIONALE.md, "How is the rule of a
+// failed run decided, and why in that order?").
+func TestCallerCancelIsCancellation(t *testing.T) {
 	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		a := p.Call(ctx, wire.Call{V: 1, CallID: "c", Tool: "sleep", DescriptorID: "guest",
-			Args: json.RawMessage(`{"ms":600000}`), BoundsEcho: p.boundsCanon})
-		wantRule(t, a, wire.ExecThrew)
+		for name, ctx := range map[string]func() (context.Context, context.CancelFunc){
+			"deadline": func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 200*time.Millisecond)
+			},
+			"cancel": func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(100*time.Millisecond, cancel)
+				return ctx, cancel
+			},
+		} {
+			ctx, cancel := ctx()
+			a := p.Call(ctx, wire.Call{V: 1, CallID: "c", Tool: "sleep", DescriptorID: "guest",
+				Args: json.RawMessage(`{"ms":600000}`), BoundsEcho: p.boundsCanon})
+			cancel()
+			if a.OK || a.Refused != wire.Cancelled {
+				t.Errorf("%s: %+v, want %s", name, a, wire.Cancelled)
+			}
+		}
 	})
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // Namespace prefixes every metric name.
@@ -90,6 +92,9 @@ type Registry struct {
 	// MCP (PROTOCOL section 11).
 	MCPSessions *prometheus.GaugeVec   // transport: MCPTransports
 	MCPRequests *prometheus.CounterVec // method: MCPMethods, outcome: MCPOutcomes
+	// MCPToolCollisions counts a peer's tools listed under a qualified
+	// name, or left out, because another tool declares their name.
+	MCPToolCollisions *prometheus.CounterVec // outcome: MCPCollisionOutcomes
 
 	relayMessages map[relayKey]prometheus.Counter // pre-bound: every (type, direction) the relay counts
 	mcpMethods    map[string]string               // MCP method → its label
@@ -100,7 +105,7 @@ type relayKey struct{ typ, dir string }
 // Cancelled is the outcome of a tool call whose caller went away or
 // cancelled it (an MCP notifications/cancelled, a closed HTTP request)
 // before its answer: a metric outcome only, never a rule id on the wire.
-const Cancelled = "cancelled"
+const Cancelled = string(wire.Cancelled)
 
 // The closed label sets of the MCP metrics; every pair is declared at 0.
 // MCPMethods are the methods as MCP spells them; their labels are Kebab's
@@ -112,6 +117,9 @@ var (
 	// MCPOutcomes: ok, refused (a tools/call answered isError), error (a
 	// JSON-RPC error) or cancelled (the client cancelled the request).
 	MCPOutcomes = []string{"ok", "refused", "error", Cancelled}
+	// MCPCollisionOutcomes: qualified (listed as <descriptorId>.<tool>)
+	// or dropped (that name is not a valid MCP name either).
+	MCPCollisionOutcomes = []string{"qualified", "dropped"}
 )
 
 // New builds a Registry with every collector registered, plus the Go
@@ -166,6 +174,7 @@ func New() *Registry {
 
 	r.MCPSessions = gauge("mcp_sessions", "Open MCP sessions, by transport (stdio, http).", "transport")
 	r.MCPRequests = counter("mcp_requests_total", "MCP messages received, by method and outcome (ok, refused: a tool call answered isError, error: a JSON-RPC error, cancelled: by the client).", "method", "outcome")
+	r.MCPToolCollisions = counter("mcp_tool_collisions_total", "Peer tools listed qualified, or dropped, because another tool declares their name.", "outcome")
 	r.buildInfo = gauge("build_info", "Always 1: the running binary's version, VCS commit, Go version and wazero version.",
 		"version", "commit", "goversion", "wazero_version")
 	r.SetBuildInfo(ReadBuildInfo(""))

@@ -96,6 +96,9 @@ func (r *Registry) zero() {
 			r.MCPRequests.WithLabelValues(Kebab(m), o)
 		}
 	}
+	for _, o := range MCPCollisionOutcomes {
+		r.MCPToolCollisions.WithLabelValues(o)
+	}
 }
 
 // relayPairs is every (type, direction) the relay counts, from the

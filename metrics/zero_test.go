@@ -76,6 +76,7 @@ func TestClosedSetsAreAtZeroFromTheStart(t *testing.T) {
 		"airlock_auth_refusals_total":        len(Endpoints) + 5 + 4,
 		"airlock_mcp_sessions":               len(MCPTransports),
 		"airlock_mcp_requests_total":         len(MCPMethods) * len(MCPOutcomes),
+		"airlock_mcp_tool_collisions_total":  len(MCPCollisionOutcomes),
 		"airlock_plugins_admitted":           1,
 		"airlock_sessions_minted_total":      1,
 		"airlock_relay_dropped_views_total":  1,

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/watch"
 	"github.com/airlock/airlock/executors"
@@ -179,7 +180,7 @@ func (c *Catalog) folders() map[string]source {
 		add(c.opts.Builtin, OriginBuiltin)
 	}
 	if c.opts.Dir != "" {
-		add(os.DirFS(c.opts.Dir), OriginPlugins)
+		add(filecheck.Dir(c.opts.Dir), OriginPlugins)
 	}
 	return found
 }
@@ -226,30 +227,41 @@ func (c *Catalog) admit(ctx context.Context, id string, fsys fs.FS) (*executors.
 	return prog, m, err
 }
 
-// LoadFolder reads the plugin folder dir of fsys ("." for fsys itself),
-// checks it as the catalog does before admitting it (plugin.json, the id
-// when id is not "", the module file, its hash) and loads the module into
-// rt. It is the one admission path: the catalog, `airlock build` and
-// `airlock run` all go through it, so a plugin that passes one passes the
-// others. Errors map onto Reasons with Reason.
+// LoadFolder reads the plugin folder dir of fsys ("." for fsys itself)
+// with ReadFolder and loads its module into rt with Admit. It is the one
+// admission path: the catalog, `airlock build` and `airlock run` all go
+// through it, so a plugin that passes one passes the others. Errors map
+// onto Reasons with Reason.
 func LoadFolder(ctx context.Context, rt *executors.Runtime, fsys fs.FS, dir, id string) (*executors.Program, Manifest, error) {
-	data, err := readCapped(fsys, path.Join(dir, ManifestName), maxManifestBytes)
+	m, module, err := ReadFolder(fsys, dir, id)
 	if err != nil {
-		return nil, Manifest{}, refusal(ReasonDescriptorInvalid, fmt.Errorf("%s: %w", ManifestName, err))
-	}
-	m, err := ParseManifest(data)
-	if err != nil {
-		return nil, m, refusal(ReasonDescriptorInvalid, err)
-	}
-	if id != "" && m.ID != id {
-		return nil, m, refusal(ReasonDescriptorInvalid, fmt.Errorf("id %q does not match its folder name", m.ID))
-	}
-	module, err := readCapped(fsys, path.Join(dir, m.Module), maxModuleBytes)
-	if err != nil {
-		return nil, m, refusal(ReasonModuleMissing, fmt.Errorf("module %s: %w", m.Module, err))
+		return nil, m, err
 	}
 	prog, err := Admit(ctx, rt, m, module)
 	return prog, m, err
+}
+
+// ReadFolder reads and checks the plugin folder dir of fsys as the catalog
+// does before admitting it: plugin.json and the module it names, each a
+// regular file and no link, within its bound (filecheck.Read), the
+// descriptor's fields, and the id when id is not "". The hash is Admit's.
+func ReadFolder(fsys fs.FS, dir, id string) (Manifest, []byte, error) {
+	data, err := filecheck.Read(fsys, path.Join(dir, ManifestName), MaxManifestBytes)
+	if err != nil {
+		return Manifest{}, nil, refusal(ReasonDescriptorInvalid, err)
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		return m, nil, refusal(ReasonDescriptorInvalid, err)
+	}
+	if id != "" && m.ID != id {
+		return m, nil, refusal(ReasonDescriptorInvalid, fmt.Errorf("id %q does not match its folder name", m.ID))
+	}
+	module, err := filecheck.Read(fsys, path.Join(dir, m.Module), maxModuleBytes)
+	if err != nil {
+		return m, nil, refusal(ReasonModuleMissing, fmt.Errorf("module %s: %w", m.Module, err))
+	}
+	return m, module, nil
 }
 
 // Admit checks module against m's sha256 and loads it into rt for m's
@@ -381,7 +393,7 @@ func (c *Catalog) Close(ctx context.Context) error {
 // the folder be considered again.
 func fingerprint(fsys fs.FS, id string) string {
 	h := sha256.New()
-	data, err := readCapped(fsys, id+"/"+ManifestName, maxManifestBytes)
+	data, err := filecheck.Read(fsys, id+"/"+ManifestName, MaxManifestBytes)
 	if err != nil {
 		return "unreadable:" + err.Error()
 	}
@@ -392,21 +404,6 @@ func fingerprint(fsys fs.FS, id string) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// readCapped reads a regular file of at most limit bytes.
-func readCapped(fsys fs.FS, name string, limit int64) ([]byte, error) {
-	info, err := fs.Stat(fsys, name)
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if info.Size() > limit {
-		return nil, fmt.Errorf("over %d bytes", limit)
-	}
-	return fs.ReadFile(fsys, name)
 }
 
 // admissionRefusal carries a catalog-level reason.

@@ -29,8 +29,9 @@ import (
 // ManifestName is the descriptor file in every plugin folder.
 const ManifestName = "plugin.json"
 
-// maxManifestBytes bounds plugin.json; a descriptor is small.
-const maxManifestBytes = 1 << 20
+// MaxManifestBytes bounds plugin.json (PROTOCOL section 8.1); a
+// descriptor is small. Every reader of one reads it with filecheck.
+const MaxManifestBytes = 1 << 20
 
 // maxModuleBytes bounds a module file read into memory.
 const maxModuleBytes = 256 << 20
@@ -69,8 +70,8 @@ var (
 // ParseManifest reads plugin.json strictly (unknown or duplicate keys
 // refused, "$schema" allowed and ignored) and checks every field.
 func ParseManifest(data []byte) (Manifest, error) {
-	if len(data) > maxManifestBytes {
-		return Manifest{}, fmt.Errorf("%s is over %d bytes", ManifestName, maxManifestBytes)
+	if len(data) > MaxManifestBytes {
+		return Manifest{}, fmt.Errorf("%s is over %d bytes", ManifestName, MaxManifestBytes)
 	}
 	var doc document
 	if err := wire.DecodeStrict(data, &doc); err != nil {

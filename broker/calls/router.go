@@ -25,12 +25,15 @@ type Route struct {
 	// Descriptor is the admitted descriptor, shared by every call routed
 	// here and never modified: a call copies nothing of it.
 	Descriptor *wire.Descriptor
-	// Executor is "local", "page" or "machine:<pairing name>".
+	// Executor is LocalExecutor, "page" or "machine:<pairing name>".
 	Executor string
 	// To answers the calls: one admitted program, or the channel peer
 	// holding the descriptor.
 	To wire.Executor
 }
+
+// LocalExecutor is the executor of the broker's own plugins.
+const LocalExecutor = "local"
 
 // Kind is the peer kind of the route's executor, for metric labels:
 // local, page or machine.
@@ -167,7 +170,9 @@ func (r *Router) observe(rt Route, found bool, c wire.Call, outcome string, a wi
 	}
 	s.calls.Inc()
 	s.duration.Observe(took.Seconds())
-	if a.Refused.IsTimeout() {
+	if a.Refused.IsTimeout() && outcome != metrics.Cancelled {
+		// A peer's call whose caller left is settled with the timeout
+		// rule, but no time bound ran out.
 		r.metrics.ToolTimeouts.WithLabelValues(desc, tool).Inc()
 	}
 	if s.fetches != nil {
@@ -274,8 +279,8 @@ func toolNames(d *wire.Descriptor) []string {
 // vocabulary (which ParseAnswer never lets through) would count as OTHER.
 // A refusal that follows the caller's own cancellation (an MCP
 // notifications/cancelled, a client that closed its request) counts as
-// cancelled: the rule the executor gave (exec-threw for a stopped module)
-// is not the tool's fault. The answer on the wire keeps its rule id.
+// cancelled: the rule the executor gave (wire.Cancelled for a stopped
+// module, the timeout rule for a peer's call) is not the tool's fault.
 func outcomeOf(ctx context.Context, a wire.Answer) string {
 	switch {
 	case a.OK:

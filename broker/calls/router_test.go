@@ -71,6 +71,29 @@ func TestPanicInAnExecutorIsExecThrew(t *testing.T) {
 	}
 }
 
+// TestCancelledCallIsNoTimeout: a peer's call whose caller left is
+// settled with the timeout rule; it counts as cancelled and no time bound
+// ran out, so it is no timeout. A real timeout still is one.
+func TestCancelledCallIsNoTimeout(t *testing.T) {
+	settle := wire.ExecutorFunc(func(_ context.Context, c wire.Call) wire.Answer {
+		return wire.Refuse(c.CallID, wire.PageTimeout, nil)
+	})
+	r, reg := newRouter(fixed{{Descriptor: desc("pg", "t"), Executor: "page", To: settle}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.Call(ctx, call("pg", "t"))
+	if got := testutil.ToFloat64(reg.ToolCalls.WithLabelValues("pg", "t", metrics.Cancelled)); got != 1 {
+		t.Errorf("tool_calls{cancelled} = %v", got)
+	}
+	if got := testutil.ToFloat64(reg.ToolTimeouts.WithLabelValues("pg", "t")); got != 0 {
+		t.Errorf("a cancelled call counted as a timeout: %v", got)
+	}
+	r.Call(context.Background(), call("pg", "t"))
+	if got := testutil.ToFloat64(reg.ToolTimeouts.WithLabelValues("pg", "t")); got != 1 {
+		t.Errorf("a timeout not counted: %v", got)
+	}
+}
+
 func TestUnattributedAndLabels(t *testing.T) {
 	r, reg := newRouter(fixed{{Descriptor: desc("d", "t"), Executor: "local", To: wire.ExecutorFunc(ok)}})
 	if a := r.Call(context.Background(), call("nope", "t")); a.Refused != wire.UnattributedCall {

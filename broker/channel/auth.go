@@ -26,7 +26,8 @@ func refused(reason string) verdict { return verdict{reason: reason} }
 // authenticate applies PROTOCOL section 6, in this order: a request with
 // an Origin is a browser page when that Origin is the broker's own
 // loopback origin (and, with channel.loopback_auth, on by default, it
-// carries the view cookie of a live session launched from that Origin),
+// carries the view cookie and view key of a live session launched from
+// that Origin),
 // else it is refused at once; a request without one must say hello with a
 // paired bearer.
 func (c *Channel) authenticate(r *http.Request, conn *websocket.Conn) verdict {

@@ -36,7 +36,7 @@ import (
 // rtt, 16 round trips in flight on one connection, as the channel's are).
 // The channel cases also report x-floor and x-floor-p50: the channel's
 // time per call, and its median, over local + rtt of the same run
-// (issue 13's target is at most 1.5). local-after-rtt shows what the
+// (the performance target is at most 1.5). local-after-rtt shows what the
 // local half of that floor spares: the same local call, timed right
 // after a round trip instead of back to back.
 //

@@ -47,8 +47,9 @@ type Options struct {
 	Data    string
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
-	// ViewSession reports whether a request carries the view cookie of a
-	// live session whose launch origin is the request's Origin, and
+	// ViewSession reports whether a request carries the view cookie (and
+	// view key) of a live session whose launch origin is the request's
+	// Origin, and
 	// returns a channel closed when that session ends (expiry): the page
 	// it admitted is then closed (PROTOCOL sections 4 and 6). Required of
 	// pages when Config.LoopbackAuth is set; nil then refuses every page.
@@ -292,8 +293,10 @@ func (c *Channel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Origin rule is applied after the upgrade, so a refused page
 	// learns why from the close frame; the library's own check must not
-	// decide.
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	// decide. A page that offered its view key is answered the view
+	// protocol, never the key (PROTOCOL section 3).
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true,
+		Subprotocols: []string{contract.ViewProtocol}})
 	if err != nil {
 		return // not a WebSocket upgrade; Accept answered it
 	}

@@ -22,6 +22,9 @@ type DialOptions struct {
 	Origin string
 	// Cookies are sent in one Cookie header.
 	Cookies []*http.Cookie
+	// ViewKey, unless empty, is offered as a view offers it: in
+	// Sec-WebSocket-Protocol beside the view protocol.
+	ViewKey string
 	// Host overrides the Host header (DNS-rebinding tests).
 	Host string
 	// SessionID is the workspaceSessionId Send puts in envelopes.
@@ -29,6 +32,8 @@ type DialOptions struct {
 	// Inbox bounds the received messages buffered before the reader
 	// waits; 0 means 1024.
 	Inbox int
+	// Header is sent besides the above (a load floor's secret).
+	Header http.Header
 }
 
 // Conn is one /local/ws connection. A reader goroutine receives every
@@ -86,7 +91,10 @@ func WSURL(base string) string {
 // accepts every upgrade and refuses by close code, so a refused dial
 // succeeds here and its first Receive reports the close (see CloseStatus).
 func Dial(ctx context.Context, base string, o DialOptions) (*Conn, error) {
-	h := http.Header{}
+	h := o.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
 	if o.Origin != "" {
 		h.Set("Origin", o.Origin)
 	}
@@ -97,7 +105,11 @@ func Dial(ctx context.Context, base string, o DialOptions) (*Conn, error) {
 		}
 		h.Set("Cookie", strings.Join(parts, "; "))
 	}
-	ws, _, err := websocket.Dial(ctx, WSURL(base), &websocket.DialOptions{HTTPHeader: h, Host: o.Host})
+	var protocols []string
+	if o.ViewKey != "" {
+		protocols = contract.ViewSubprotocols(o.ViewKey)
+	}
+	ws, _, err := websocket.Dial(ctx, WSURL(base), &websocket.DialOptions{HTTPHeader: h, Host: o.Host, Subprotocols: protocols})
 	if err != nil {
 		return nil, fmt.Errorf("localclient: dial: %w", err)
 	}
@@ -118,9 +130,10 @@ func DialHost(ctx context.Context, base string, m *Minted) (*Conn, error) {
 		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}})
 }
 
-// DialView connects as a view with the cookie Bootstrap returned.
-func DialView(ctx context.Context, base, origin, sessionID string, cookie *http.Cookie) (*Conn, error) {
-	return Dial(ctx, base, DialOptions{Origin: origin, SessionID: sessionID, Cookies: []*http.Cookie{cookie}})
+// DialView connects as a view with the cookie and view key Bootstrap
+// returned.
+func DialView(ctx context.Context, base, origin, sessionID string, pass *ViewPass) (*Conn, error) {
+	return Dial(ctx, base, DialOptions{Origin: origin, SessionID: sessionID, Cookies: []*http.Cookie{pass.Cookie}, ViewKey: pass.Key})
 }
 
 func (c *Conn) readLoop() {

@@ -77,19 +77,29 @@ func (c *Client) Mint(ctx context.Context, o MintOptions) (*Minted, error) {
 	return &out, nil
 }
 
-// Bootstrap trades a view credential for the view cookie, as the view page
-// does: same-origin POST with Origin set to the launch origin. It returns
-// the cookie the broker set and the session info.
-func (c *Client) Bootstrap(ctx context.Context, origin, sessionID, credential string) (*http.Cookie, *SessionInfo, error) {
-	var info SessionInfo
+// ViewPass is what bootstrap hands a view: the cookie the broker set and
+// the view key it returned (PROTOCOL section 3). DialView offers both.
+type ViewPass struct {
+	Cookie *http.Cookie
+	Key    string
+}
+
+// Bootstrap trades a view credential for the view cookie and the view
+// key, as the view page does: same-origin POST with Origin set to the
+// launch origin. It returns them and the session info.
+func (c *Client) Bootstrap(ctx context.Context, origin, sessionID, credential string) (*ViewPass, *SessionInfo, error) {
+	var out struct {
+		SessionInfo
+		ViewKey string `json:"viewKey"`
+	}
 	body := map[string]string{"workspaceSessionId": sessionID, "viewCredential": credential}
-	resp, err := c.post(ctx, "/local/bootstrap", map[string]string{"Origin": origin}, body, http.StatusOK, &info)
+	resp, err := c.post(ctx, "/local/bootstrap", map[string]string{"Origin": origin}, body, http.StatusOK, &out)
 	if err != nil {
 		return nil, nil, fmt.Errorf("localclient: bootstrap: %w", err)
 	}
 	for _, ck := range resp.Cookies() {
 		if strings.HasPrefix(ck.Name, contract.ViewCookiePrefix) {
-			return ck, &info, nil
+			return &ViewPass{Cookie: ck, Key: out.ViewKey}, &out.SessionInfo, nil
 		}
 	}
 	return nil, nil, fmt.Errorf("localclient: bootstrap: %w", ErrNoCookie)

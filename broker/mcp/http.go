@@ -48,6 +48,7 @@ type HTTP struct {
 	draining atomic.Bool
 	drained  chan struct{} // closed when Drain has closed the sessions
 	drainOne sync.Once
+	calls    inflight[callKey] // requests of POSTs being served
 }
 
 // NewHTTP builds /mcp over o.Server.
@@ -112,13 +113,15 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, contract.Unavailable)
 		return
 	}
+	w = &plainErrors{ResponseWriter: w}
 	if r.Method == http.MethodPost {
 		body, err := httpx.ReadBody(w, r, int64(h.o.Config.MaxBodyBytes))
 		if err != nil {
 			httpx.WriteError(w, contract.InvalidMessage)
 			return
 		}
-		if reply := malformed(body); reply != nil {
+		msg, reply := message(body)
+		if reply != nil {
 			// A body that is not one JSON-RPC message is a JSON-RPC error,
 			// as on stdio; the SDK's own answer is text that may quote it.
 			h.o.Server.o.Metrics.MCPRequests.WithLabelValues(metrics.Other, "error").Inc()
@@ -128,9 +131,19 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if r.Header.Get(sessionHeader) == "" {
+		session := r.Header.Get(sessionHeader)
+		if session == "" {
 			h.newSession(w, r)
 			return
+		}
+		if id, ok := cancelledID(msg); ok {
+			h.calls.cancel(callKey{session, id})
+		}
+		if id, ok := callID(msg); ok {
+			k := callKey{session, id}
+			h.calls.open(k)
+			defer h.calls.close(k)
+			w = &callWriter{ResponseWriter: w, cancelled: func() bool { return h.calls.cancelled(k) }, log: h.o.Server.o.Logger}
 		}
 	}
 	h.h.ServeHTTP(w, r)
@@ -154,15 +167,14 @@ func (h *HTTP) check(r *http.Request) contract.Code {
 	return ""
 }
 
-// malformed is the JSON-RPC error answering a POST body that is not one
-// JSON-RPC message, or nil.
-func malformed(body []byte) []byte {
+// message is the one JSON-RPC message of a POST body, or the JSON-RPC
+// error answering a body that is not one (decode).
+func message(body []byte) (jsonrpc.Message, []byte) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return reply(jsonrpc.ID{}, jsonrpc.CodeParseError, "not one JSON value")
+		return nil, reply(jsonrpc.ID{}, jsonrpc.CodeParseError, "not one JSON value")
 	}
-	_, r := decode(trimmed, false)
-	return r
+	return decode(trimmed, false)
 }
 
 // bearer is the token of an Authorization: Bearer header.

@@ -59,6 +59,113 @@ func post(t *testing.T, url string, body []byte) (int, string) {
 
 var initialize = []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 
+// TestHTTPGuards: the Origin rule runs before the token, so a foreign
+// Origin is 403 with or without a token; a second Origin header (the
+// broker's own first) is foreign too; the token is checked as a bearer or
+// X-Tensorviz-Token. Each refusal is section 1.4's body.
+func TestHTTPGuards(t *testing.T) {
+	ts, _ := startHTTP(t, config.MCP{MaxSessions: 16, MaxBodyBytes: 1 << 20, SessionIdleMs: 60000})
+	own := "http://127.0.0.1:" + ts.URL[strings.LastIndex(ts.URL, ":")+1:]
+	for _, c := range []struct {
+		name   string
+		header http.Header
+		status int
+		code   string
+	}{
+		{"no token", http.Header{}, 401, "INVALID_CREDENTIALS"},
+		{"wrong token", http.Header{"Authorization": {"Bearer " + strings.Repeat("x", 32)}}, 401, "INVALID_CREDENTIALS"},
+		{"wrong X-Tensorviz-Token", http.Header{"X-Tensorviz-Token": {strings.Repeat("x", 32)}}, 401, "INVALID_CREDENTIALS"},
+		{"foreign Origin, no token", http.Header{"Origin": {"https://evil.example"}}, 403, "INVALID_ORIGIN"},
+		{"foreign Origin", http.Header{"Authorization": {"Bearer " + token}, "Origin": {"https://evil.example"}}, 403, "INVALID_ORIGIN"},
+		{"another port", http.Header{"Authorization": {"Bearer " + token}, "Origin": {"http://127.0.0.1:1"}}, 403, "INVALID_ORIGIN"},
+		{"own Origin, then a foreign one", http.Header{"Authorization": {"Bearer " + token}, "Origin": {own, "https://evil.example"}}, 403, "INVALID_ORIGIN"},
+		{"own Origin", http.Header{"Authorization": {"Bearer " + token}, "Origin": {own}}, 200, ""},
+		{"X-Tensorviz-Token", http.Header{"X-Tensorviz-Token": {token}}, 200, ""},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", bytes.NewReader(initialize))
+		req.Header = c.header
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || (c.code != "" && !strings.Contains(string(body), `"code":"`+c.code+`"`)) {
+			t.Errorf("%s: %d %s, want %d %s", c.name, resp.StatusCode, body, c.status, c.code)
+		}
+	}
+}
+
+// TestHTTPInertWithoutToken: without a launch token /mcp is a plain 404,
+// whatever the request carries.
+func TestHTTPInertWithoutToken(t *testing.T) {
+	srv := New(Options{Backend: Router(calls.NewRouter(nil, slog.New(slog.DiscardHandler))), Transport: "http"})
+	h := NewHTTP(HTTPOptions{Server: srv, Config: config.MCP{MaxSessions: 1, MaxBodyBytes: 1024, SessionIdleMs: 1000},
+		Port: func() int { return 1 }, Refused: func(string, contract.Code) {}})
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = h.Close(ctx)
+	}()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/mcp", bytes.NewReader(initialize))
+	req.Header.Set("Authorization", "Bearer "+token)
+	h.ServeHTTP(rec, req)
+	if rec.Code != 404 {
+		t.Errorf("inert /mcp: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestHTTPSDKRefusalsAreJSON: what the SDK refuses in plain text (an
+// unknown method, an unknown session) is answered with section 1.4's
+// body, which never quotes the request.
+func TestHTTPSDKRefusalsAreJSON(t *testing.T) {
+	ts, _ := startHTTP(t, config.MCP{MaxSessions: 4, MaxBodyBytes: 1 << 20, SessionIdleMs: 60000})
+	req, _ := http.NewRequest("POST", ts.URL+"/mcp", bytes.NewReader(initialize))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	for _, c := range []struct {
+		session, body string
+		status        int
+		code          string
+	}{
+		{session, `{"jsonrpc":"2.0","id":2,"method":"no/such-method"}`, 400, "INVALID_MESSAGE"},
+		{session, `{"jsonrpc":"2.0","method":"notifications/no-such"}`, 400, "INVALID_MESSAGE"},
+		{"no-such-session", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 404, "NOT_FOUND"},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if c.session != "" {
+			req.Header.Set("Mcp-Session-Id", c.session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != "application/json" ||
+			!strings.Contains(string(body), `"code":"`+c.code+`"`) || strings.Contains(string(body), "no-such") {
+			t.Errorf("%s: %d %s %s, want %d %s", c.body, resp.StatusCode, resp.Header.Get("Content-Type"), body, c.status, c.code)
+		}
+	}
+}
+
 func TestHTTPBounds(t *testing.T) {
 	ts, _ := startHTTP(t, config.MCP{MaxSessions: 1, MaxBodyBytes: 1024, SessionIdleMs: 60000})
 	if code, body := post(t, ts.URL, initialize); code != 200 {
@@ -67,7 +174,8 @@ func TestHTTPBounds(t *testing.T) {
 	if code, body := post(t, ts.URL, initialize); code != 503 || !strings.Contains(body, `"UNAVAILABLE"`) {
 		t.Errorf("second session past the bound: %d %s", code, body)
 	}
-	for _, bad := range []string{``, `not json`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":3,"method":7}`} {
+	for _, bad := range []string{``, `not json`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":3,"method":7}`,
+		`{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}`, `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"a":1,"A":2}}`} {
 		code, body := post(t, ts.URL, []byte(bad))
 		if code != 400 || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, `"error":{"code":-32`) {
 			t.Errorf("%q: %d %s", bad, code, body)

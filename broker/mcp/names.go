@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -20,49 +21,74 @@ type entry struct {
 	executor   string
 	bounds     wire.Bounds
 	echo       json.RawMessage // bounds as boundsEcho: the JSON GET /v1/tools lists
+	collided   bool            // a peer's tool qualified because another tool has its name
 }
 
-// skipped is a tool left out of the list, and why (for the log).
-type skipped struct{ name, why string }
+// skipped is a tool left out of the list, and why (for the log); peer
+// marks a peer's tool left out because another tool declares its name.
+type skipped struct {
+	name, why string
+	peer      bool
+}
 
-// entries names every tool of ds (PROTOCOL section 11): its own name when
-// exactly one descriptor declares it, else <descriptorId>.<tool> for each.
-// A name that is not made of A–Z a–z 0–9 _ - . only, is over MaxNameLen,
-// or equals another name (a qualified name that is also some tool's own
-// name) is left out and reported: listing it would make a call ambiguous
-// or invalid for the client. Descriptor and tool names are validated at
-// admission, so with the bundled plugins nothing is ever left out.
-func entries(ds []wire.Descriptor) (map[string]*entry, []skipped) {
-	declared := map[string]int{}
+// entries names every tool of ds (PROTOCOL section 11). A local plugin's
+// tool is listed under its own name unless another local descriptor
+// declares that name too; a peer's (page or machine) tool under its own
+// name only when no other descriptor at all declares it. Otherwise the
+// tool is <descriptorId>.<tool>: a peer's catalog can never rename, let
+// alone drop, a local tool. Neither descriptor ids nor tool names hold a
+// '.' (wire.ValidToolName), so a qualified name is some one tool's and
+// never another tool's own name. A name that is not made of A–Z a–z 0–9 _
+// - . only or is over MaxNameLen (a qualified name can be) is left out
+// and reported; so is, keeping the local one, a name listed twice, which
+// a remote broker of another version could still cause. An entry of a
+// peer's tool qualified because another tool has its name is marked
+// collided.
+func entries(ds []wire.Descriptor) (out map[string]*entry, left []skipped) {
+	local, all := map[string]int{}, map[string]int{}
 	for _, d := range ds {
 		for _, t := range d.Tools {
-			declared[t.Name]++
+			all[t.Name]++
+			if d.Executor == calls.LocalExecutor {
+				local[t.Name]++
+			}
 		}
 	}
-	out := map[string]*entry{}
+	out = map[string]*entry{}
 	dup := map[string]bool{}
-	var left []skipped
-	for _, d := range ds {
-		echo, _ := json.Marshal(d.Bounds)
-		for _, t := range d.Tools {
-			name := t.Name
-			if declared[t.Name] > 1 {
-				name = d.DescriptorID + "." + t.Name
-			}
-			switch {
-			case !ValidName(name):
-				left = append(left, skipped{name, "not a valid MCP tool name"})
-				continue
-			case out[name] != nil || dup[name]:
-				dup[name] = true
+	for _, locals := range []bool{true, false} { // a local tool takes its name first
+		for _, d := range ds {
+			if (d.Executor == calls.LocalExecutor) != locals {
 				continue
 			}
-			out[name] = &entry{name: name, descriptor: d.DescriptorID, tool: t, executor: d.Executor, bounds: d.Bounds, echo: echo}
+			echo, _ := json.Marshal(d.Bounds)
+			for _, t := range d.Tools {
+				name, collides := t.Name, all[t.Name] > 1
+				if locals {
+					collides = local[t.Name] > 1
+				}
+				if collides {
+					name = d.DescriptorID + "." + t.Name
+				}
+				switch {
+				case !ValidName(name):
+					left = append(left, skipped{name, "not a valid MCP tool name", !locals && collides})
+					continue
+				case out[name] != nil && out[name].executor == calls.LocalExecutor && !locals:
+					left = append(left, skipped{name, "a local tool has this name", true})
+					continue
+				case out[name] != nil || dup[name]:
+					dup[name] = true
+					continue
+				}
+				out[name] = &entry{name: name, descriptor: d.DescriptorID, tool: t, executor: d.Executor, bounds: d.Bounds, echo: echo,
+					collided: !locals && collides}
+			}
 		}
 	}
 	for name := range dup {
 		delete(out, name)
-		left = append(left, skipped{name, "two tools would have this name"})
+		left = append(left, skipped{name, "two tools would have this name", false})
 	}
 	return out, left
 }
@@ -84,4 +110,30 @@ func (e *entry) same(o *entry) bool {
 	return e.descriptor == o.descriptor && e.executor == o.executor && e.tool.Name == o.tool.Name &&
 		e.tool.Description == o.tool.Description && string(e.tool.InputSchema) == string(o.tool.InputSchema) &&
 		string(e.echo) == string(o.echo)
+}
+
+// report logs each tool newly left out of the list and counts, in
+// airlock_mcp_tool_collisions_total, each peer's tool newly listed
+// qualified or left out because another tool has its name: once when it
+// happens, not at every sync. Callers hold syncMu.
+func (s *Server) report(next map[string]*entry, left []skipped) {
+	cur := *s.tools.Load()
+	for name, e := range next {
+		if e.collided && (cur[name] == nil || !cur[name].collided) {
+			s.o.Metrics.MCPToolCollisions.WithLabelValues("qualified").Inc()
+			s.o.Logger.Warn("mcp: peer tool listed qualified: another tool has its name", "name", name, "executor", e.executor)
+		}
+	}
+	now := make(map[string]bool, len(left))
+	for _, sk := range left {
+		now[sk.name] = true
+		if s.left[sk.name] {
+			continue
+		}
+		s.o.Logger.Warn("mcp: tool not listed", "name", sk.name, "why", sk.why)
+		if sk.peer {
+			s.o.Metrics.MCPToolCollisions.WithLabelValues("dropped").Inc()
+		}
+	}
+	s.left = now
 }

@@ -102,7 +102,8 @@ type Server struct {
 	// the sessions only once they have answered.
 	inflight atomic.Int64
 	tools    atomic.Pointer[map[string]*entry] // what the SDK lists, by name
-	syncMu   sync.Mutex                        // serializes sync
+	syncMu   sync.Mutex                        // serializes sync; guards left
+	left     map[string]bool                   // the names left out by the last sync
 	kick     chan struct{}
 	stop     chan struct{}
 	stopped  sync.Once
@@ -219,6 +220,7 @@ func (s *Server) sync(ctx context.Context) bool {
 		return false
 	}
 	next, left := entries(ds)
+	s.report(next, left)
 	cur := *s.tools.Load()
 	var gone []string
 	for name := range cur {
@@ -234,9 +236,6 @@ func (s *Server) sync(ctx context.Context) bool {
 	}
 	if len(gone) == 0 && len(added) == 0 {
 		return false
-	}
-	for _, sk := range left {
-		s.o.Logger.Warn("mcp: tool not listed", "name", sk.name, "why", sk.why)
 	}
 	for _, e := range added {
 		if err := s.add(e); err != nil {

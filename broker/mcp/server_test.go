@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/mcp/mcptest"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -237,15 +238,19 @@ func TestListChanged(t *testing.T) {
 	}
 }
 
+// TestCancelAndProgress: a call that asked for progress gets it while it
+// runs; notifications/cancelled stops it, and it counts as cancelled in
+// both metrics. Every wait fails within the kit's patience.
 func TestCancelAndProgress(t *testing.T) {
 	started := make(chan struct{}, 1)
 	block := wire.ExecutorFunc(func(ctx context.Context, c wire.Call) wire.Answer {
 		started <- struct{}{}
 		<-ctx.Done()
-		return wire.Refuse(c.CallID, wire.ExecThrew, nil)
+		return wire.Refuse(c.CallID, wire.Cancelled, nil)
 	})
 	f := start(t, route("slow", block, nil, "spin"))
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	params := &sdk.CallToolParams{Name: "spin"}
 	params.SetProgressToken("p1")
 	done := make(chan error, 1)
@@ -253,49 +258,117 @@ func TestCancelAndProgress(t *testing.T) {
 		_, err := f.cs.CallTool(ctx, params)
 		done <- err
 	}()
-	<-started
+	testkit.Receive(t, "the call to start", started)
 	f.cs.Wait(t, mcptest.Progress)
 	cancel() // the client sends notifications/cancelled
-	if err := <-done; err == nil {
+	if err := testkit.Receive(t, "the cancelled call to return", done); err == nil {
 		t.Fatal("a cancelled call returned a result")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(f.reg.ToolCalls.WithLabelValues("slow", "spin", metrics.Cancelled)) != 1 ||
-		testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools-call", metrics.Cancelled)) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the cancelled call was not counted cancelled")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the cancelled call to be counted cancelled", func() bool {
+		return testutil.ToFloat64(f.reg.ToolCalls.WithLabelValues("slow", "spin", metrics.Cancelled)) == 1 &&
+			testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools-call", metrics.Cancelled)) == 1
+	})
 }
 
 func TestEntries(t *testing.T) {
 	long := strings.Repeat("a", 64)
+	local := func(id string, tools ...string) wire.Descriptor {
+		d := wire.Descriptor{DescriptorID: id, Executor: calls.LocalExecutor}
+		for _, n := range tools {
+			d.Tools = append(d.Tools, wire.Tool{Name: n})
+		}
+		return d
+	}
+	peer := func(executor, id string, tools ...string) wire.Descriptor {
+		d := local(id, tools...)
+		d.Executor = executor
+		return d
+	}
 	ds := []wire.Descriptor{
-		{DescriptorID: "a", Tools: []wire.Tool{{Name: "x"}, {Name: "b.x"}}},
-		{DescriptorID: "b", Tools: []wire.Tool{{Name: "x"}}},
-		{DescriptorID: long, Tools: []wire.Tool{{Name: "y"}}},
-		{DescriptorID: strings.Repeat("c", 64), Tools: []wire.Tool{{Name: "y"}}},
-		{DescriptorID: "d", Tools: []wire.Tool{{Name: long}}},
-		{DescriptorID: strings.Repeat("e", 64), Tools: []wire.Tool{{Name: long}}},
+		local("a", "x", "solo"),
+		local("b", "x"),
+		local(long, "y"),
+		local(strings.Repeat("c", 64), "y"),
+		local("d", long),
+		local(strings.Repeat("e", 64), long),
+		// A peer never takes a local tool's name, whatever the order.
+		peer("page", "pg", "solo", "x", "z"),
+		peer("machine:lab", "lab", "z", "w"),
+		peer("machine:lab", strings.Repeat("f", 64), long),
+		local("web", "fetch_url"),
+		peer("page", "pg2", "fetch_url"),
 	}
 	got, left := entries(ds)
 	var names []string
 	for n := range got {
 		names = append(names, n)
 	}
-	// b.x is both a tool's own name and b's qualified x: neither is listed.
-	for _, want := range []string{"a.x", long + ".y", strings.Repeat("c", 64) + ".y", "d." + long} {
-		if got[want] == nil {
-			t.Errorf("%s not listed: %v", want, names)
+	want := map[string]string{
+		"a.x": "a", "b.x": "b", "solo": "a", long + ".y": long, strings.Repeat("c", 64) + ".y": strings.Repeat("c", 64),
+		"d." + long: "d", "pg.solo": "pg", "pg.x": "pg", "pg.z": "pg", "lab.z": "lab", "w": "lab",
+		"fetch_url": "web", "pg2.fetch_url": "pg2",
+	}
+	for name, desc := range want {
+		if got[name] == nil || got[name].descriptor != desc {
+			t.Errorf("%s not listed as %s's: %v", name, desc, names)
 		}
 	}
-	if len(got) != 4 || len(left) != 2 {
-		t.Errorf("listed %v, left %v", names, left)
+	if len(got) != len(want) {
+		t.Errorf("listed %v", names)
+	}
+	collided := 0
+	for _, e := range got {
+		if e.collided {
+			collided++
+		}
+	}
+	// pg.solo, pg.x, pg.z, lab.z, pg2.fetch_url; the local a.x and b.x
+	// collide with each other, not with a peer.
+	if collided != 5 {
+		t.Errorf("%d entries collided, want 5", collided)
+	}
+	// e…e.<long> (local, too long) and f…f.<long> (a peer, too long
+	// because of a local tool) are left out.
+	var peers int
+	for _, sk := range left {
+		if sk.peer {
+			peers++
+		}
+	}
+	if len(left) != 2 || peers != 1 {
+		t.Errorf("left %v", left)
 	}
 	for _, name := range []string{"", "a b", "é", strings.Repeat("a", 129)} {
 		if ValidName(name) {
 			t.Errorf("%q is valid", name)
+		}
+	}
+}
+
+// TestPeerToolCollisionsCounted: a peer's tool qualified, or left out,
+// because a local tool has its name is counted once, when it happens.
+func TestPeerToolCollisionsCounted(t *testing.T) {
+	long := strings.Repeat("f", 64)
+	page := func(id string, tools ...string) calls.Route {
+		r := route(id, echo, nil, tools...)
+		r.Executor = "page"
+		return r
+	}
+	f := start(t, route("web", echo, nil, "fetch_url", long))
+	f.src.set(route("web", echo, nil, "fetch_url", long), page("pg", "fetch_url", "other"), page(long, long))
+	f.srv.Changed()
+	f.cs.Wait(t, mcptest.ListChanged)
+	tools := f.cs.List(t)
+	f.cs.List(t) // a second sync counts nothing again
+	if tools["fetch_url"] == nil || tools["fetch_url"].Meta["descriptorId"] != "web" || tools["pg.fetch_url"] == nil || tools["other"] == nil {
+		t.Fatalf("tools %v", tools)
+	}
+	if tools[long] == nil || tools[long].Meta["descriptorId"] != "web" {
+		t.Errorf("the local %s is not listed under its name", long)
+	}
+	for outcome, want := range map[string]float64{"qualified": 1, "dropped": 1} {
+		if got := testutil.ToFloat64(f.reg.MCPToolCollisions.WithLabelValues(outcome)); got != want {
+			t.Errorf("mcp_tool_collisions{%s} = %v, want %v", outcome, got, want)
 		}
 	}
 }

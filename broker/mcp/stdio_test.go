@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/mcp/mcptest"
+	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -65,6 +66,14 @@ func TestStdioMalformedLines(t *testing.T) {
 		`{"jsonrpc":"1.0","id":7,"method":"ping"}`:   `-32600 7`,
 		`{"jsonrpc":"2.0","id":"x","method":5}`:      `-32600 x`,
 		`"just a string"`:                            `-32600 <nil>`,
+		// A duplicate key, exact or case-folded, at any depth: one reader
+		// would take the first, another the last.
+		`{"jsonrpc":"2.0","id":7,"id":8,"method":"ping"}`:                                                            `-32600 <nil>`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping","Method":"tools/list"}`:                                             `-32600 <nil>`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","Name":"b"}}`:                            `-32600 <nil>`,
+		`{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":[{"k":1,"k":2}]}}`:                                       `-32600 <nil>`,
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"\xff\"}":                                                         `-32700 <nil>`,
+		`{"jsonrpc":"2.0","id":7,"method":"x","params":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`: `-32600 <nil>`,
 	} {
 		send(in)
 		m := next()
@@ -88,7 +97,7 @@ func TestStdioMalformedLines(t *testing.T) {
 	if m := next(); !strings.Contains(jsonString(m), "read_notes") {
 		t.Errorf("tools/list: %v", m)
 	}
-	if got := testutil.ToFloat64(reg.MCPRequests.WithLabelValues(metrics.Other, "error")); got != 6 {
+	if got := testutil.ToFloat64(reg.MCPRequests.WithLabelValues(metrics.Other, "error")); got != 12 {
 		t.Errorf("malformed lines counted %v", got)
 	}
 	inW.Close()
@@ -119,7 +128,8 @@ func TestReadLineBound(t *testing.T) {
 }
 
 // FuzzDecode: a line is either a message (the SDK decodes it) or answered
-// with a JSON-RPC error response, never both, never a crash.
+// with a JSON-RPC error response, never both, never a crash; a message is
+// one the strict walk passes.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `not json`, `[1]`, `{"jsonrpc":"2.0","id":{},"method":"x"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`,
 		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{}}}`, `{"jsonrpc":"2.0","id":1.5,"method":""}`,
@@ -135,6 +145,10 @@ func FuzzDecode(f *testing.F) {
 		msg, r := decode(line, false)
 		if (msg == nil) == (r == nil) {
 			t.Fatalf("decode(%q) = %v, %q", line, msg, r)
+		}
+		// Only a message the strict walk passes is handed on.
+		if msg != nil && wire.Walk(line, maxMessageDepth) != nil {
+			t.Fatalf("decode(%q) handed on a message the strict walk refuses", line)
 		}
 		// The fast path reads a request exactly as the SDK's codec does.
 		if req, ok := decodeRequest(line); ok {

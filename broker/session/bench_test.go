@@ -72,7 +72,7 @@ func connectFanout(b *testing.B, br *testBroker, n int) *fanout {
 // bareFanout connects a host and n views to a bare coder/websocket
 // forwarder (broker/relay/baseline), all in one room.
 func bareFanout(b *testing.B, n int) (*fanout, func()) {
-	fw, err := baseline.Start()
+	fw, err := baseline.Start(baseline.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

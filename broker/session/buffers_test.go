@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/testkit"
 )
 
@@ -34,7 +35,8 @@ func TestViewHelloSentWithTheUpgrade(t *testing.T) {
 	_, _ = rand.Read(key)
 	req := "GET /local/ws HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " + base64.StdEncoding.EncodeToString(key) + "\r\n" +
-		"Origin: " + b.Origin + "\r\nCookie: " + ck.Name + "=" + ck.Value + "\r\n\r\n"
+		"Origin: " + b.Origin + "\r\nCookie: " + ck.Cookie.Name + "=" + ck.Cookie.Value + "\r\n" +
+		"Sec-WebSocket-Protocol: " + strings.Join(contract.ViewSubprotocols(ck.Key), ", ") + "\r\n\r\n"
 	hello := localclient.Envelope(m.WorkspaceSessionID, "hello", map[string]any{}, 0)
 	if _, err := c.Write(append([]byte(req), maskedText(hello)...)); err != nil {
 		t.Fatal(err)

@@ -13,4 +13,5 @@ var (
 	ErrExpired         = errors.New("session: the session has expired")
 	ErrBadCredential   = errors.New("session: credential wrong or already used")
 	ErrNoRole          = errors.New("session: no cookie names a live session role")
+	ErrNoViewKey       = errors.New("session: the view key is missing or wrong")
 )

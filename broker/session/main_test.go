@@ -104,7 +104,7 @@ func (t *fakeTimer) Stop() bool {
 func testLocal() config.Local {
 	return config.Local{TombstoneRetentionSeconds: 3600, SourceProposals: true, HandshakeTimeoutMs: 5000,
 		MaxFrameBytes: 16 << 20, OutboundQueue: 256, OutboundQueueBytes: 32 << 20, MaxRequestsPerView: 64,
-		MaxSessions: 10000, MaxViewsPerSession: 1024, MaxTombstones: 10000}
+		MaxSessions: 10000, MaxViewsPerSession: 1024, MaxTombstones: 10000, ViewKey: true}
 }
 
 const testToken = "test-launch-token-0123456789abcdef"
@@ -121,8 +121,16 @@ type testBroker struct {
 
 func startBroker(t testing.TB, local config.Local, clock Clock) *testBroker {
 	t.Helper()
+	return startBrokerWith(t, Options{Local: local, Clock: clock})
+}
+
+// startBrokerWith is startBroker with more options; the token and the
+// metrics registry are the test's.
+func startBrokerWith(t testing.TB, o Options) *testBroker {
+	t.Helper()
 	reg := metrics.New()
-	svc := New(Options{Local: local, Token: httpx.NewToken(testToken), Metrics: reg, Clock: clock})
+	o.Token, o.Metrics = httpx.NewToken(testToken), reg
+	svc := New(o)
 	mux := http.NewServeMux()
 	svc.Mount(mux)
 	var port int

@@ -55,7 +55,7 @@ func labelledAirlockFanout(b *testing.B, n int) (*fanout, func()) {
 func labelledBareFanout(b *testing.B, n int) (*fanout, func()) {
 	var fw *baseline.Forwarder
 	var err error
-	pprof.Do(context.Background(), serverLabels, func(context.Context) { fw, err = baseline.Start() })
+	pprof.Do(context.Background(), serverLabels, func(context.Context) { fw, err = baseline.Start(baseline.Options{}) })
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,6 +31,9 @@ type Options struct {
 	Metrics *metrics.Registry
 	// Clock is the time source; nil means RealClock.
 	Clock Clock
+	// StorageKey is the key view pages seal their stored notes with
+	// (LoadStorageKey); nil answers POST /local/storage-key 503.
+	StorageKey []byte
 }
 
 // Service mounts POST /local/sessions, POST /local/bootstrap, GET
@@ -76,6 +79,9 @@ func New(o Options) *Service {
 		Logger: o.Logger}
 	limits := storeLimits{live: o.Local.MaxSessions, tombstones: o.Local.MaxTombstones}
 	s.store = newStore(o.Clock, retention, limits, hubOpts, o.Metrics)
+	if !o.Local.ViewKey {
+		s.log.Warn(ViewKeyOffWarning)
+	}
 	go s.reaper(s.stopReaper, s.reaperDone)
 	return s
 }
@@ -86,6 +92,7 @@ func New(o Options) *Service {
 func (s *Service) Mount(mux *http.ServeMux) {
 	mux.Handle("POST /local/sessions", httpx.TokenGuard(s.opts.Token, s.authRefused, http.HandlerFunc(s.serveMint)))
 	mux.HandleFunc("POST /local/bootstrap", s.serveBootstrap)
+	mux.HandleFunc("POST /local/storage-key", s.serveStorageKey)
 	mux.HandleFunc("GET /local/ws", s.serveWS)
 	s.mountView(mux)
 }
@@ -143,8 +150,9 @@ func (s *Service) Close(ctx context.Context) error {
 // ViewSession reports whether r carries the view cookie
 // (tensorviz_local_browser_<h>, with the right value, compared in constant
 // time) of a live session (not expired, not a tombstone) whose launch
-// origin is exactly r's Origin, and returns a channel closed when that
-// session ends. The executor channel uses it for VOICEBOX_LOOPBACK_AUTH:
+// origin is exactly r's Origin, with that session's view key (unless
+// local.view_key is off), and returns a channel closed when that session
+// ends. The executor channel uses it for VOICEBOX_LOOPBACK_AUTH:
 // a cookie proves a browser page of that session, so it must be the
 // session the connection's Origin names (any other live cookie, of
 // another window or another loopback origin of this broker, does not
@@ -155,7 +163,7 @@ func (s *Service) ViewSession(r *http.Request) (ended <-chan struct{}, ok bool) 
 	if len(origins) != 1 || origins[0] == "" {
 		return nil, false
 	}
-	sess, _, err := s.store.authenticate(r.Cookies(), origins[0], true)
+	sess, _, err := s.admit(r, origins[0], true)
 	if err != nil || sess.Origin != origins[0] {
 		return nil, false
 	}

@@ -18,8 +18,8 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // flow mints a session for the broker's own origin, bootstraps a view
-// cookie and returns the pieces.
-func flow(t testing.TB, b *testBroker) (*localclient.Minted, *http.Cookie) {
+// cookie and key and returns the pieces.
+func flow(t testing.TB, b *testBroker) (*localclient.Minted, *localclient.ViewPass) {
 	t.Helper()
 	c := &localclient.Client{Base: b.URL, Token: testToken}
 	m, err := c.Mint(ctxT(t), localclient.MintOptions{LaunchOrigin: b.Origin})

@@ -27,15 +27,16 @@ type Session struct {
 	Caps contract.Capabilities
 	hub  *relay.Hub
 
-	cred      digest // the one-time view credential
-	credUsed  bool
-	viewKey   digest // set at the one successful bootstrap
-	hasView   bool
-	hostKey   digest
-	tombstone bool
-	reapAt    time.Time
-	tombEl    *list.Element // its place among the tombstones, oldest first
-	ended     chan struct{} // closed when the session expires (expireDue)
+	cred       digest // the one-time view credential
+	credUsed   bool
+	viewCookie digest // the view cookie key, set at the one successful bootstrap
+	viewKey    digest // the view key bootstrap returned with it
+	hasView    bool
+	hostKey    digest
+	tombstone  bool
+	reapAt     time.Time
+	tombEl     *list.Element // its place among the tombstones, oldest first
+	ended      chan struct{} // closed when the session expires (expireDue)
 }
 
 // Hub is the session's relay hub.
@@ -123,36 +124,54 @@ func expiry(now time.Time, ttl time.Duration) time.Time {
 	return t
 }
 
-// bootstrap trades the one-time view credential for the view cookie key.
-// Refusal order (PROTOCOL section 3): session, origin, expiry, credential.
-// A failed bootstrap does not use the credential up.
-func (st *store) bootstrap(id, origin, cred string) (*Session, string, error) {
+// viewPass is what one bootstrap hands out: the view cookie key (for the
+// HttpOnly cookie) and the view key (for the page's sessionStorage).
+type viewPass struct {
+	cookie, key string
+}
+
+// bootstrap trades the one-time view credential for the view cookie key
+// and the view key, minted together. Refusal order (PROTOCOL section 3):
+// session, origin, expiry, credential. A failed bootstrap does not use
+// the credential up.
+func (st *store) bootstrap(id, origin, cred string) (*Session, viewPass, error) {
 	presented := digestOf(cred)
 	st.mu.Lock()
 	s := st.byID[id]
 	switch {
 	case s == nil:
 		st.mu.Unlock()
-		return nil, "", ErrUnknownSession
+		return nil, viewPass{}, ErrUnknownSession
 	case origin != s.Origin:
 		st.mu.Unlock()
-		return nil, "", ErrOriginMismatch
+		return nil, viewPass{}, ErrOriginMismatch
 	case st.expireDue(s):
 		st.mu.Unlock()
 		expireHub(s.hub)
-		return nil, "", ErrExpired
+		return nil, viewPass{}, ErrExpired
 	case s.tombstone:
 		st.mu.Unlock()
-		return nil, "", ErrExpired
+		return nil, viewPass{}, ErrExpired
 	case !presented.equal(s.cred) || s.credUsed:
 		st.mu.Unlock()
-		return nil, "", ErrBadCredential
+		return nil, viewPass{}, ErrBadCredential
 	}
 	defer st.mu.Unlock()
+	cookie, cookieD := newSecret()
 	key, keyD := newSecret()
-	s.credUsed, s.viewKey, s.hasView = true, keyD, true
-	st.byKey[keyD] = keyRef{s, contract.View}
-	return s, key, nil
+	s.credUsed, s.viewCookie, s.viewKey, s.hasView = true, cookieD, keyD, true
+	st.byKey[cookieD] = keyRef{s, contract.View}
+	return s, viewPass{cookie, key}, nil
+}
+
+// viewKeyMatches compares a presented view key with the one bootstrap
+// returned for s, in constant time. A session that is a tombstone (its
+// credentials revoked) or never bootstrapped matches nothing.
+func (st *store) viewKeyMatches(s *Session, key string) bool {
+	presented := digestOf(key)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return s.hasView && !s.tombstone && presented.equal(s.viewKey)
 }
 
 // authenticate finds the session role a socket's cookies open, in the
@@ -225,7 +244,7 @@ func (st *store) find(value string, role contract.Role) (*Session, bool) {
 	}
 	want := ref.s.hostKey
 	if role == contract.View {
-		want = ref.s.viewKey
+		want = ref.s.viewCookie
 	}
 	return ref.s, d.equal(want)
 }
@@ -290,7 +309,7 @@ func (st *store) reap(id string, s *Session) {
 	st.tombs.Remove(s.tombEl)
 	delete(st.byKey, s.hostKey)
 	if s.hasView {
-		delete(st.byKey, s.viewKey)
+		delete(st.byKey, s.viewCookie)
 	}
 	st.tombstones--
 	st.gauge()

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,8 +74,10 @@ func TestBootstrapRefusalOrder(t *testing.T) {
 	check("wrong credential", id, origin, "wrong", ErrBadCredential)
 	check("host key is not a view credential", id, origin, m.HostCookieKey, ErrBadCredential)
 	check("missing origin", id, "", cred, ErrOriginMismatch)
-	if _, key, err := s.store.bootstrap(id, origin, cred); err != nil || key == "" || key == cred {
-		t.Fatalf("bootstrap after failures: key set %v err %v (a failed bootstrap must not use the credential up)", key != "", err)
+	if _, pass, err := s.store.bootstrap(id, origin, cred); err != nil || pass.cookie == "" || pass.key == "" ||
+		pass.cookie == cred || pass.key == cred || pass.key == pass.cookie {
+		t.Fatalf("bootstrap after failures: cookie set %v key set %v err %v (a failed bootstrap must not use the credential up)",
+			pass.cookie != "", pass.key != "", err)
 	}
 	check("credential works once", id, origin, cred, ErrBadCredential)
 
@@ -88,12 +91,12 @@ func TestExpiryTombstoneAndReaper(t *testing.T) {
 	clock := newFakeClock()
 	s := newTestService(t, clock, nil)
 	m, _ := s.store.mint(origin, 10*time.Second, false, true)
-	_, viewKey, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential)
+	_, pass, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hostC := []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}
-	viewC := []*http.Cookie{{Name: m.Session.CookieName, Value: viewKey}}
+	viewC := []*http.Cookie{{Name: m.Session.CookieName, Value: pass.cookie}}
 	if _, role, err := s.store.authenticate(hostC, origin, false); err != nil || role != contract.Host {
 		t.Fatalf("host before expiry: %v %v", role, err)
 	}
@@ -108,8 +111,11 @@ func TestExpiryTombstoneAndReaper(t *testing.T) {
 			t.Errorf("%s cookie on a tombstone: %v, want ErrExpired", name, err)
 		}
 	}
-	if s.ViewCookieValid(requestWith(viewC)) {
+	if s.ViewCookieValid(withViewKey(requestWith(viewC), pass.key)) {
 		t.Error("ViewCookieValid true for a tombstone")
+	}
+	if s.store.viewKeyMatches(m.Session, pass.key) {
+		t.Error("the view key of a tombstone still matches")
 	}
 	if _, _, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential); !errors.Is(err, ErrExpired) {
 		t.Errorf("bootstrap on a tombstone: %v", err)
@@ -171,10 +177,11 @@ func TestAuthenticateCookies(t *testing.T) {
 	a, _ := s.store.mint(origin, time.Hour, false, true)
 	const otherOrigin = "http://127.0.0.1:6006"
 	b, _ := s.store.mint(otherOrigin, time.Hour, false, true)
-	_, keyA, _ := s.store.bootstrap(a.Session.ID, origin, a.ViewCredential)
-	_, keyB, _ := s.store.bootstrap(b.Session.ID, otherOrigin, b.ViewCredential)
+	_, passA, _ := s.store.bootstrap(a.Session.ID, origin, a.ViewCredential)
+	_, passB, _ := s.store.bootstrap(b.Session.ID, otherOrigin, b.ViewCredential)
+	keyA := passA.cookie
 	viewA := &http.Cookie{Name: a.Session.CookieName, Value: keyA}
-	viewB := &http.Cookie{Name: b.Session.CookieName, Value: keyB}
+	viewB := &http.Cookie{Name: b.Session.CookieName, Value: passB.cookie}
 
 	cases := []struct {
 		name    string
@@ -222,12 +229,19 @@ func requestFrom(o string, cookies []*http.Cookie) *http.Request {
 	return r
 }
 
+// withViewKey offers key as a view does, in Sec-WebSocket-Protocol.
+func withViewKey(r *http.Request, key string) *http.Request {
+	r.Header.Set("Sec-WebSocket-Protocol", strings.Join(contract.ViewSubprotocols(key), ", "))
+	return r
+}
+
 func TestViewCookieValid(t *testing.T) {
 	clock := newFakeClock()
 	s := newTestService(t, clock, nil)
 	a, _ := s.store.mint(origin, time.Hour, false, true)
-	_, key, _ := s.store.bootstrap(a.Session.ID, origin, a.ViewCredential)
-	if !s.ViewCookieValid(requestWith([]*http.Cookie{{Name: a.Session.CookieName, Value: key}})) {
+	_, pass, _ := s.store.bootstrap(a.Session.ID, origin, a.ViewCredential)
+	key := pass.cookie
+	if !s.ViewCookieValid(withViewKey(requestWith([]*http.Cookie{{Name: a.Session.CookieName, Value: key}}), pass.key)) {
 		t.Error("live view cookie not valid")
 	}
 	for name, c := range map[string]*http.Cookie{
@@ -235,8 +249,70 @@ func TestViewCookieValid(t *testing.T) {
 		"host cookie": {Name: contract.HostCookie, Value: a.HostCookieKey},
 		"wrong name":  {Name: contract.ViewCookieName("http://other"), Value: key},
 	} {
-		if s.ViewCookieValid(requestWith([]*http.Cookie{c})) {
+		if s.ViewCookieValid(withViewKey(requestWith([]*http.Cookie{c}), pass.key)) {
 			t.Errorf("%s: valid", name)
+		}
+	}
+}
+
+// TestViewCookieNeedsItsViewKey: the view cookie opens nothing, on
+// /local/ws or as a page, without the view key bootstrap returned with
+// it: not with none, another session's, the cookie key itself, two keys
+// at once or a key in another subprotocol spelling. With local.view_key
+// off the cookie alone opens the view (as the seed), and an offered key
+// must still be right.
+func TestViewCookieNeedsItsViewKey(t *testing.T) {
+	for _, required := range []bool{true, false} {
+		s := newTestService(t, newFakeClock(), func(o *Options) { o.Local.ViewKey = required })
+		a, _ := s.store.mint(origin, time.Hour, false, true)
+		b, _ := s.store.mint(origin, time.Hour, false, true)
+		_, passA, _ := s.store.bootstrap(a.Session.ID, origin, a.ViewCredential)
+		_, passB, _ := s.store.bootstrap(b.Session.ID, origin, b.ViewCredential)
+		ck := []*http.Cookie{{Name: a.Session.CookieName, Value: passA.cookie}}
+		req := func(protocols ...string) *http.Request {
+			r := requestWith(ck)
+			for _, p := range protocols {
+				r.Header.Add("Sec-WebSocket-Protocol", p)
+			}
+			return r
+		}
+		wsGET := func(r *http.Request) error { _, _, err := s.admit(r, origin, false); return err }
+		cases := []struct {
+			name string
+			r    *http.Request
+			ok   bool
+		}{
+			{"its own key", req(contract.ViewProtocol + ", " + contract.ViewKeyProtocolPrefix + passA.key), true},
+			{"its own key, headers split", req(contract.ViewProtocol, contract.ViewKeyProtocolPrefix+passA.key), true},
+			{"no key", req(), !required},
+			{"the view protocol alone", req(contract.ViewProtocol), !required},
+			{"another session's key", req(contract.ViewKeyProtocolPrefix + passB.key), false},
+			{"the cookie key as the view key", req(contract.ViewKeyProtocolPrefix + passA.cookie), false},
+			{"an empty key", req(contract.ViewKeyProtocolPrefix), false},
+			{"two keys", req(contract.ViewKeyProtocolPrefix+passA.key, contract.ViewKeyProtocolPrefix+passB.key), false},
+			{"the key under another name", req("airlock.view-key-" + passA.key), !required},
+		}
+		for _, c := range cases {
+			if err := wsGET(c.r); (err == nil) != c.ok || (err != nil && codeOf(err) != contract.InvalidCredentials) {
+				t.Errorf("required %v, %s: /local/ws %v, want ok %v (or INVALID_CREDENTIALS)", required, c.name, err, c.ok)
+			}
+			if got := s.ViewCookieValid(c.r); got != c.ok {
+				t.Errorf("required %v, %s: page %v, want %v", required, c.name, got, c.ok)
+			}
+		}
+	}
+}
+
+// TestViewCookieMaxAge: the cookie ends with its session: Max-Age is the
+// whole seconds left to expiresAt, never 0.
+func TestViewCookieMaxAge(t *testing.T) {
+	exp := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	sess := &Session{CookieName: "c", Origin: origin, ExpiresAt: exp}
+	for left, want := range map[time.Duration]string{
+		8*time.Hour + 999*time.Millisecond: "Max-Age=28800;", 1500 * time.Millisecond: "Max-Age=1;", time.Nanosecond: "Max-Age=1;", 2 * time.Second: "Max-Age=2;",
+	} {
+		if got := viewCookie(sess, "k", exp.Add(-left)); !strings.Contains(got, "; "+want) {
+			t.Errorf("%v before expiry: %s, want %s", left, got, want)
 		}
 	}
 }
@@ -250,21 +326,21 @@ func TestViewCookieValidOnlyForItsOrigin(t *testing.T) {
 	s := newTestService(t, clock, nil)
 	const other = "http://localhost:5173"
 	a, _ := s.store.mint(other, time.Hour, false, true)
-	_, key, _ := s.store.bootstrap(a.Session.ID, other, a.ViewCredential)
-	ck := []*http.Cookie{{Name: a.Session.CookieName, Value: key}}
-	if !s.ViewCookieValid(requestFrom(other, ck)) {
+	_, pass, _ := s.store.bootstrap(a.Session.ID, other, a.ViewCredential)
+	ck := []*http.Cookie{{Name: a.Session.CookieName, Value: pass.cookie}}
+	if !s.ViewCookieValid(withViewKey(requestFrom(other, ck), pass.key)) {
 		t.Fatal("the cookie is not valid for its own origin")
 	}
 	for _, o := range []string{origin, "", other + "/", "http://LOCALHOST:5173"} {
-		if s.ViewCookieValid(requestFrom(o, ck)) {
+		if s.ViewCookieValid(withViewKey(requestFrom(o, ck), pass.key)) {
 			t.Errorf("valid for Origin %q", o)
 		}
 	}
 	// With the cookies of two sessions, the one for the Origin is found.
 	b, _ := s.store.mint(origin, time.Hour, false, true)
-	_, keyB, _ := s.store.bootstrap(b.Session.ID, origin, b.ViewCredential)
-	both := append(ck, &http.Cookie{Name: b.Session.CookieName, Value: keyB})
-	if !s.ViewCookieValid(requestFrom(origin, both)) || !s.ViewCookieValid(requestFrom(other, both)) {
+	_, passB, _ := s.store.bootstrap(b.Session.ID, origin, b.ViewCredential)
+	both := append(ck, &http.Cookie{Name: b.Session.CookieName, Value: passB.cookie})
+	if !s.ViewCookieValid(withViewKey(requestFrom(origin, both), passB.key)) || !s.ViewCookieValid(withViewKey(requestFrom(other, both), pass.key)) {
 		t.Error("the matching cookie among several was not found")
 	}
 }

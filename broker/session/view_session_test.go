@@ -13,19 +13,19 @@ func TestViewSessionEndsAtExpiry(t *testing.T) {
 	clock := newFakeClock()
 	s := newTestService(t, clock, nil)
 	m, _ := s.store.mint(origin, 10*time.Second, false, true)
-	_, key, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential)
+	_, pass, err := s.store.bootstrap(m.Session.ID, origin, m.ViewCredential)
 	if err != nil {
 		t.Fatal(err)
 	}
-	viewC := []*http.Cookie{{Name: m.Session.CookieName, Value: key}}
-	ended, ok := s.ViewSession(requestWith(viewC))
+	viewC := []*http.Cookie{{Name: m.Session.CookieName, Value: pass.cookie}}
+	ended, ok := s.ViewSession(withViewKey(requestWith(viewC), pass.key))
 	if !ok || ended == nil {
 		t.Fatalf("live view cookie: %v %v", ended, ok)
 	}
 	clock.Advance(9 * time.Second)
 	// The cookie is checked again at 9s (which would expire a due
 	// session there and then): still live, and its end not signalled.
-	if _, ok := s.ViewSession(requestWith(viewC)); !ok {
+	if _, ok := s.ViewSession(withViewKey(requestWith(viewC), pass.key)); !ok {
 		t.Fatal("expired early")
 	}
 	select {
@@ -39,7 +39,7 @@ func TestViewSessionEndsAtExpiry(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the session's end was not signalled at expiresAt")
 	}
-	if _, ok := s.ViewSession(requestWith(viewC)); ok {
+	if _, ok := s.ViewSession(withViewKey(requestWith(viewC), pass.key)); ok {
 		t.Error("ViewSession true for a tombstone")
 	}
 }

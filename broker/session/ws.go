@@ -38,13 +38,16 @@ func requestOrigin(r *http.Request) string {
 // of holding it for the socket's life (RATIONALE.md, "Why does a
 // /local/ws socket outlive its HTTP handler?").
 func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
-	sess, role, authErr := s.store.authenticate(r.Cookies(), requestOrigin(r), false)
+	sess, role, authErr := s.admit(r, requestOrigin(r), false)
 	if role != contract.Host {
 		w = smallBuffers{w} // views, and sockets refused below
 	}
 	// Origin was checked above, exactly; the library's own check is a
-	// host pattern match and must not decide.
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	// host pattern match and must not decide. A view that offered its key
+	// is answered the view protocol, never the key (a browser fails a
+	// socket whose offered subprotocols get no answer).
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true,
+		Subprotocols: []string{contract.ViewProtocol}})
 	if err != nil {
 		return // not a WebSocket upgrade; Accept answered it
 	}

@@ -8,11 +8,13 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// End-to-end attacks on the executor channel (issue 7): a local process
+// End-to-end attacks on the executor channel: a local process
 // posing as the page executor, a page claiming descriptors that other
 // executors hold, and peers answering outside their descriptor's bounds.
 
@@ -24,14 +26,15 @@ func pageDesc(id string, b wire.Bounds) wire.Descriptor {
 	return wire.Descriptor{DescriptorID: id, Tools: pageTool, Bounds: b}
 }
 
-// page dials /local/channel with the broker's own loopback Origin and, when
-// cookie is not empty, that Cookie header.
-func (w *chanWorld) pageWith(cookie string) *wsPeer {
+// pageWith dials /local/channel with the broker's own loopback Origin and,
+// unless pass is nil, its view cookie and view key.
+func (w *chanWorld) pageWith(pass *localclient.ViewPass) *wsPeer {
 	h := http.Header{"Origin": {w.broker.URL()}}
-	if cookie != "" {
-		h.Set("Cookie", cookie)
+	if pass == nil {
+		return w.dialChannel("/local/channel", h)
 	}
-	return w.dialChannel("/local/channel", h)
+	h.Set("Cookie", pass.Cookie.Name+"="+pass.Cookie.Value)
+	return w.dialChannel("/local/channel", h, contract.ViewSubprotocols(pass.Key)...)
 }
 
 // answerNext reads the next call and answers it ok with observed; it
@@ -54,7 +57,7 @@ func TestChannelPageAuthDefaultOn(t *testing.T) {
 	origin := w.broker.URL()
 	pd := pageDesc("pg", w.slow)
 
-	noCookie := w.pageWith("")
+	noCookie := w.pageWith(nil)
 	noCookie.send(wire.CatalogFrame([]wire.Descriptor{pd}))
 	noCookie.wantClose(websocket.StatusPolicyViolation, "executor-unauthenticated")
 
@@ -103,7 +106,7 @@ func TestChannelPageAuthExplicitlyOff(t *testing.T) {
 	if !warned {
 		t.Error("no start-up warning that loopback auth is off")
 	}
-	page := w.pageWith("")
+	page := w.pageWith(nil)
 	page.send(wire.CatalogFrame([]wire.Descriptor{pageDesc("pg", w.slow)}))
 	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	res := w.callAsync("c1", "pg", w.slow, "echo", `{}`)

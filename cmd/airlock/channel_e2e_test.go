@@ -386,10 +386,8 @@ func TestChannelPageExecutor(t *testing.T) {
 	p = w.dialChannel("/local/channel", http.Header{"Origin": {origin}, "Cookie": {"tensorviz_local_browser_0000000000000000=forged"}})
 	p.wantClose(websocket.StatusPolicyViolation, "executor-unauthenticated")
 
-	cookie := chanViewCookie(t, w, origin)
-	page := func() *wsPeer {
-		return w.dialChannel("/local/channel", http.Header{"Origin": {origin}, "Cookie": {cookie}})
-	}
+	pass := chanViewCookie(t, w, origin)
+	page := func() *wsPeer { return w.pageWith(pass) }
 	a := page()
 	a.send(wire.CatalogFrame([]wire.Descriptor{pd}))
 	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
@@ -425,14 +423,14 @@ func TestChannelPageExecutor(t *testing.T) {
 }
 
 // chanViewCookie mints a session for origin and bootstraps its view
-// cookie with the session client, returning "name=value".
-func chanViewCookie(t *testing.T, w *chanWorld, origin string) string {
+// cookie and key with the session client.
+func chanViewCookie(t *testing.T, w *chanWorld, origin string) *localclient.ViewPass {
 	t.Helper()
 	return chanViewCookieFor(t, w, localclient.MintOptions{LaunchOrigin: origin})
 }
 
 // chanViewCookieFor is chanViewCookie for a session minted with o.
-func chanViewCookieFor(t *testing.T, w *chanWorld, o localclient.MintOptions) string {
+func chanViewCookieFor(t *testing.T, w *chanWorld, o localclient.MintOptions) *localclient.ViewPass {
 	t.Helper()
 	origin := o.LaunchOrigin
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -444,12 +442,13 @@ func chanViewCookieFor(t *testing.T, w *chanWorld, o localclient.MintOptions) st
 	}
 	w.broker.AddSecret(m.ViewCredential)
 	w.broker.AddSecret(m.HostCookieKey)
-	cookie, _, err := c.Bootstrap(ctx, origin, m.WorkspaceSessionID, m.ViewCredential)
+	pass, _, err := c.Bootstrap(ctx, origin, m.WorkspaceSessionID, m.ViewCredential)
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	w.broker.AddSecret(cookie.Value)
-	return cookie.Name + "=" + cookie.Value
+	w.broker.AddSecret(pass.Cookie.Value)
+	w.broker.AddSecret(pass.Key)
+	return pass
 }
 
 // TestChannelRoutingRule: two environments advertising the same

@@ -262,12 +262,12 @@ type wsPeer struct {
 	conn *websocket.Conn
 }
 
-// dialChannel opens path on the broker with header.
-func (w *chanWorld) dialChannel(path string, header http.Header) *wsPeer {
+// dialChannel opens path on the broker with header, offering protocols.
+func (w *chanWorld) dialChannel(path string, header http.Header, protocols ...string) *wsPeer {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws://"+w.broker.Addr+path, &websocket.DialOptions{HTTPHeader: header})
+	conn, _, err := websocket.Dial(ctx, "ws://"+w.broker.Addr+path, &websocket.DialOptions{HTTPHeader: header, Subprotocols: protocols})
 	if err != nil {
 		w.t.Fatalf("dial %s: %v", path, err)
 	}

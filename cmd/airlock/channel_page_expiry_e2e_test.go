@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -24,8 +23,8 @@ func TestChannelPageClosedAtSessionExpiry(t *testing.T) {
 	w := newChanWorld(t, "VOICEBOX_LOOPBACK_AUTH=1")
 	origin := w.broker.URL()
 	pd := wire.Descriptor{DescriptorID: "pg", Tools: []wire.Tool{{Name: "echo", InputSchema: json.RawMessage(`{}`)}}, Bounds: w.slow}
-	cookie := chanViewCookieFor(t, w, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: 2})
-	page := w.dialChannel("/local/channel", http.Header{"Origin": {origin}, "Cookie": {cookie}})
+	pass := chanViewCookieFor(t, w, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: 2})
+	page := w.pageWith(pass)
 	page.send(wire.CatalogFrame([]wire.Descriptor{pd}))
 	testkit.Eventually(t, "pg routed to the page", func() bool { return w.tools()["pg"] == "page" })
 	inflight := w.callAsync("c1", "pg", w.slow, "echo", `{"secret":"arg"}`)
@@ -41,8 +40,8 @@ func TestChannelPageClosedAtSessionExpiry(t *testing.T) {
 	if got := w.call("c2", "pg", w.slow, "echo", `{"secret":"arg"}`); got.Refused != wire.NoPage || got.Budget != nil {
 		t.Errorf("a call after expiry: %+v, want %s", got, wire.NoPage)
 	}
-	// The same cookie cannot bring a page back.
-	again := w.dialChannel("/local/channel", http.Header{"Origin": {origin}, "Cookie": {cookie}})
+	// The same cookie and view key cannot bring a page back.
+	again := w.pageWith(pass)
 	again.wantClose(websocket.StatusPolicyViolation, "executor-unauthenticated")
 	// A page on a live session is not sent pg's calls: the first call it
 	// receives is for the descriptor it declares.

@@ -362,11 +362,28 @@ func (p *proc) tryDo(method, path string, header map[string]string, body []byte)
 	return resp.StatusCode, data, resp.Header, err
 }
 
+// cliDeadline bounds a one-shot command of runCLI: a build compiles under
+// -race on a loaded machine, so it is generous; it is there so that a
+// command that should have ended (a broker that starts instead of being
+// refused) fails the test instead of hanging it.
+const cliDeadline = 5 * time.Minute
+
 // runCLI runs a one-shot airlock command and returns exit code, stdout and
-// stderr.
+// stderr; it fails the test if the command is still running after
+// cliDeadline.
 func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
+	return runCLIWithin(t, cliDeadline, env, args...)
+}
+
+// runCLIWithin is runCLI with its own deadline: a command still running
+// after d is killed and the test fails, naming it.
+func runCLIWithin(t *testing.T, d time.Duration, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	cmd.WaitDelay = 10 * time.Second // a child that keeps the pipes open
 	// The run's shared compilation cache, as for started processes: a
 	// module is compiled once per run, not once per command (a few tens of
 	// seconds each under -race on a loaded machine).
@@ -374,6 +391,10 @@ func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("airlock %s: still running after %v, killed\nstdout: %s\nstderr: %s",
+			strings.Join(args, " "), d, tail(stdout.String(), 2000), tail(stderr.String(), 2000))
+	}
 	return exitCode(err), stdout.String(), stderr.String()
 }
 

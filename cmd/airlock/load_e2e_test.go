@@ -4,15 +4,21 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/channel/rtt"
+	relaybaseline "github.com/airlock/airlock/broker/relay/baseline"
 	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 )
@@ -224,9 +230,11 @@ func TestLoadIdleE2E(t *testing.T) {
 
 // TestLoadFloorsRefuseStrangers is the attack on the floor processes a
 // load run starts: another local process that finds the HTTP floor's port
-// cannot read the operator's notes through it, and cannot take the rtt
-// echo's one connection; only requests with the run's secret (given on
-// the child's stdin) are served.
+// cannot read the operator's notes through it, cannot take the rtt
+// echo's one connection, and cannot connect to the relay forwarder (to
+// grow it with one huge frame); only requests with the run's secret (given
+// on the child's stdin) are served, and the forwarder closes a socket that
+// sends a message over the run's bound.
 func TestLoadFloorsRefuseStrangers(t *testing.T) {
 	notes := t.TempDir()
 	if err := os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Private\n"), 0o644); err != nil {
@@ -290,6 +298,66 @@ func TestLoadFloorsRefuseStrangers(t *testing.T) {
 		defer f.Close()
 		if err := f.RoundTrip(ctx, []byte(`{"v":1}`)); err != nil {
 			t.Fatal(err)
+		}
+	})
+	t.Run("forwarder", func(t *testing.T) {
+		const maxMessage = 4096
+		url := floor(t, "forwarder", "--max-message", strconv.Itoa(maxMessage))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ws := "ws" + strings.TrimPrefix(url, "http") + "/s0"
+		dial := func(h http.Header) (*websocket.Conn, *http.Response, error) {
+			return websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPHeader: h})
+		}
+		for _, h := range []http.Header{nil, load.SecretHeader("wrong"), load.SecretHeader(secret + "x")} {
+			if c, resp, err := dial(h); err == nil {
+				c.CloseNow()
+				t.Fatalf("a dial with %v was admitted", h)
+			} else if resp == nil || resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("a dial with %v: %v, want 401", h, err)
+			}
+		}
+		view, _, err := dial(load.SecretHeader(secret))
+		if err != nil {
+			t.Fatalf("the run's own view, after the strangers': %v", err)
+		}
+		defer view.CloseNow()
+		hostHeader := load.SecretHeader(secret)
+		hostHeader.Set("Origin", relaybaseline.HostOrigin)
+		host, _, err := dial(hostHeader)
+		if err != nil {
+			t.Fatalf("the run's own host: %v", err)
+		}
+		defer host.CloseNow()
+		// A message at the bound is forwarded (once the view is
+		// registered: the first ones may precede it, and are dropped).
+		within := []byte(strings.Repeat("a", maxMessage))
+		got := make(chan error, 1)
+		go func() {
+			_, data, err := view.Read(ctx)
+			if err == nil && string(data) != string(within) {
+				err = fmt.Errorf("the view read %d bytes, not the host's %d", len(data), len(within))
+			}
+			got <- err
+		}()
+		forwarded := false
+		for !forwarded {
+			must(t, host.Write(ctx, websocket.MessageText, within))
+			select {
+			case err := <-got:
+				must(t, err)
+				forwarded = true
+			case <-time.After(50 * time.Millisecond):
+			case <-ctx.Done():
+				t.Fatal("the message at the bound was never forwarded")
+			}
+		}
+		// One byte over it closes the sender's socket, message too big,
+		// before it is buffered.
+		_ = host.Write(ctx, websocket.MessageText, append(within, 'a'))
+		_, _, err = host.Read(ctx)
+		if code := websocket.CloseStatus(err); code != websocket.StatusMessageTooBig {
+			t.Fatalf("after a message over the bound the host read %v (close %d), want its socket closed 1009", err, code)
 		}
 	})
 }

@@ -27,8 +27,7 @@ import (
 // the relay baseline leave out, and what does it share?", and "Why does
 // the paired shape's rtt echo run in a process of its own?"). Each reads
 // its run's secret from the first line of its stdin (RATIONALE.md, "Why
-// does a floor process take a secret, on its stdin?"; the forwarder
-// ignores it: it carries only the load's own messages), prints its URL on
+// does a floor process take a secret, on its stdin?"), prints its URL on
 // its first line of stdout, and serves until its stdin closes.
 
 // spawnSelf starts `airlock load ARGS…` (this binary) with a fresh secret
@@ -110,10 +109,11 @@ func spawnSelf(ctx context.Context, what string, args ...string) (fp *load.Floor
 	}
 }
 
-// spawnForwarder starts `airlock load forwarder`; its Views asks it how
-// many views it has registered.
-func spawnForwarder(ctx context.Context) (*load.FloorProcess, error) {
-	fp, ask, err := spawnSelf(ctx, "forwarder", "forwarder")
+// spawnForwarder starts `airlock load forwarder` reading messages of at
+// most maxMessage bytes; its Views asks it how many views it has
+// registered.
+func spawnForwarder(ctx context.Context, maxMessage int64) (*load.FloorProcess, error) {
+	fp, ask, err := spawnSelf(ctx, "forwarder", "forwarder", "--max-message", strconv.FormatInt(maxMessage, 10))
 	if err != nil {
 		return nil, err
 	}
@@ -184,18 +184,23 @@ func floorChild(cmd *cobra.Command, start func(secret string) (url string, stop 
 // so `load idle` can read its RSS the way it reads the broker's and `load
 // relay` pays the same wake-ups between processes on both sides. It
 // answers each "views" line on stdin with the number of views it has
-// registered.
+// registered. It admits only its run (the secret) and reads no message
+// over --max-message, which the run sets from its frame size.
 func newLoadForwarderCmd() *cobra.Command {
-	return &cobra.Command{
+	var maxMessage int64
+	c := &cobra.Command{
 		Use:    "forwarder",
 		Short:  "serve the bare coder/websocket forwarder until stdin closes (for load idle and load relay)",
 		Hidden: true,
 		Args:   exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if maxMessage < 1 {
+				return usageErr("--max-message must be at least 1, got %d", maxMessage)
+			}
 			var fw *relaybaseline.Forwarder
-			return floorChild(cmd, func(string) (string, func() error, error) {
+			return floorChild(cmd, func(secret string) (string, func() error, error) {
 				var err error
-				if fw, err = relaybaseline.Start(); err != nil {
+				if fw, err = load.StartForwarder(maxMessage, secret); err != nil {
 					return "", nil, err
 				}
 				return fw.URL(), fw.Close, nil
@@ -207,6 +212,8 @@ func newLoadForwarderCmd() *cobra.Command {
 			})
 		},
 	}
+	c.Flags().Int64Var(&maxMessage, "max-message", 0, "the largest message in `BYTES` it reads; a bigger one closes its socket")
+	return c
 }
 
 // newLoadHTTPFloorCmd is the hidden `airlock load http-floor`: a

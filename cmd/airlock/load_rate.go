@@ -16,7 +16,7 @@ type relayRateFlags struct {
 func addRelayRateFlags(fs *pflag.FlagSet) *relayRateFlags {
 	f := &relayRateFlags{}
 	fs.IntVar(&f.rate, "rate", 0, "each host sends `N` messages/s on a schedule (at most 128 ahead of its slowest view); 0: as fast as the views keep up, at most 32 ahead")
-	fs.StringVar(&f.shapes, "shapes", "", "run each `VIEWSxRATE[,...]` shape in turn (--views and --rate per shape) and print one table; issue13 for "+load.Issue13Shapes)
+	fs.StringVar(&f.shapes, "shapes", "", "run each `VIEWSxRATE[,...]` shape in turn (--views and --rate per shape) and print one table; standard for "+load.StandardShapes)
 	return f
 }
 
@@ -30,8 +30,8 @@ func (f *relayRateFlags) check() ([]load.Shape, error) {
 		return nil, nil
 	}
 	s := f.shapes
-	if s == "issue13" {
-		s = load.Issue13Shapes
+	if s == "standard" {
+		s = load.StandardShapes
 	}
 	shapes, err := load.ParseShapes(s)
 	if err != nil {

@@ -118,7 +118,7 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 	b.ReportMetric(float64(took[1])/float64(took[0]), "stdio/v1")
 	b.ReportMetric(float64(took[2])/float64(took[0]), "http/v1")
 	b.ReportMetric(float64(took[3])/float64(took[0]), "stdio-lines/v1")
-	// Medians, as issue 13's other rows are read: one slow call (a GC,
+	// Medians, as the performance document's other rows are read: one slow call (a GC,
 	// a neighbour) moves a mean by more than the difference measured.
 	p50 := func(xs []time.Duration) float64 {
 		slices.Sort(xs)

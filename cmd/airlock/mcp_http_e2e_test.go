@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -57,16 +59,29 @@ func TestMCPHTTP(t *testing.T) {
 		status int
 		code   string
 	}{
-		"no token":       {map[string]string{"Accept": accept}, 401, "INVALID_CREDENTIALS"},
-		"wrong token":    {map[string]string{"Accept": accept, "Authorization": "Bearer " + strings.Repeat("x", 40)}, 401, "INVALID_CREDENTIALS"},
-		"foreign Origin": {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Origin": "https://evil.example"}, 403, "INVALID_ORIGIN"},
-		"other port":     {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Origin": "http://127.0.0.1:1"}, 403, "INVALID_ORIGIN"},
-		"foreign Host":   {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Host": "evil.example:" + portOf(p.URL())}, 403, "INVALID_ORIGIN"},
+		"no token":                 {map[string]string{"Accept": accept}, 401, "INVALID_CREDENTIALS"},
+		"wrong token":              {map[string]string{"Accept": accept, "Authorization": "Bearer " + strings.Repeat("x", 40)}, 401, "INVALID_CREDENTIALS"},
+		"foreign Origin":           {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Origin": "https://evil.example"}, 403, "INVALID_ORIGIN"},
+		"foreign Origin, no token": {map[string]string{"Accept": accept, "Origin": "https://evil.example"}, 403, "INVALID_ORIGIN"},
+		"other port":               {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Origin": "http://127.0.0.1:1"}, 403, "INVALID_ORIGIN"},
+		"foreign Host":             {map[string]string{"Accept": accept, "Authorization": "Bearer " + testToken, "Host": "evil.example:" + portOf(p.URL())}, 403, "INVALID_ORIGIN"},
 	} {
 		status, body, _ := p.do("POST", "/mcp", c.header, initialize)
 		if status != c.status || !strings.Contains(string(body), `"code":"`+c.code+`"`) {
 			t.Errorf("%s: %d %s", name, status, body)
 		}
+	}
+	// Two Origin headers, the broker's own first, are refused: the second
+	// is a foreign one.
+	req, _ := http.NewRequest("POST", p.URL()+"/mcp", bytes.NewReader(initialize))
+	req.Header = http.Header{"Accept": {accept}, "Content-Type": {"application/json"}, "Authorization": {"Bearer " + testToken},
+		"Origin": {"http://127.0.0.1:" + portOf(p.URL()), "https://evil.example"}}
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !strings.Contains(string(body), `"code":"INVALID_ORIGIN"`) {
+		t.Errorf("two Origin headers: %d %s", resp.StatusCode, body)
 	}
 	// The broker's own origin is let in.
 	status, _, _ := p.do("POST", "/mcp", map[string]string{"Accept": accept, "Content-Type": "application/json",
@@ -111,7 +126,7 @@ func TestMCPHTTP(t *testing.T) {
 	}()
 	c.Wait(t, mcptest.Progress)
 	cancel()
-	if err := <-done; err == nil {
+	if err := testkit.Receive(t, "the cancelled call to return", done); err == nil {
 		t.Error("the cancelled call returned a result")
 	}
 	testkit.Eventually(t, "the cancelled call to be counted", func() bool {
@@ -180,7 +195,7 @@ func TestMCPHTTPPage(t *testing.T) {
 		t.Errorf("the page got %+v", call)
 	}
 	page.send(wire.AnswerFrame(wire.Observed(call.CallID, json.RawMessage(`{"from":"page"}`), nil)))
-	if got := <-answered; got != `{"from":"page"}` {
+	if got := testkit.Receive(t, "page_tool to be answered", answered); got != `{"from":"page"}` {
 		t.Errorf("page_tool answered %q", got)
 	}
 	c.Forget()

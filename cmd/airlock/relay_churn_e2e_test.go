@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/testkit"
 )
 
@@ -51,7 +52,7 @@ func (s *session) churnView(t *testing.T) bool {
 	h := http.Header{}
 	h.Set("Origin", s.m.LaunchOrigin)
 	h.Set("Cookie", s.ck.Name+"="+s.ck.Value)
-	ws, _, err := websocket.Dial(tctx(t), localclient.WSURL(s.p.URL()), &websocket.DialOptions{HTTPHeader: h})
+	ws, _, err := websocket.Dial(tctx(t), localclient.WSURL(s.p.URL()), &websocket.DialOptions{HTTPHeader: h, Subprotocols: contract.ViewSubprotocols(s.pass.Key)})
 	if err != nil {
 		t.Fatalf("churn view: dial: %v", err)
 	}
@@ -100,7 +101,8 @@ func TestRelayViewChurnNeverDropsHost(t *testing.T) {
 	sc := churnSize()
 	p := startSessions(t, sc.env...)
 	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
-	s.ck = p.bootstrap(t, s.m)
+	s.pass = p.bootstrap(t, s.m)
+	s.ck = s.pass.Cookie
 	// The host buffers one message and reads nothing more until the
 	// attack is over (a busy extension).
 	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
@@ -108,7 +110,7 @@ func TestRelayViewChurnNeverDropsHost(t *testing.T) {
 	if _, err := s.host.Hello(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	v, _ := p.view(t, s.m, s.ck)
+	v, _ := p.view(t, s.m, s.pass)
 	// The view fills its share of the host's queue with big acks; the
 	// sentinel's refusal comes after every answer to them.
 	const floods, churns = 60, 140
@@ -183,7 +185,8 @@ func TestRelayLeavingNoticesPastHostByteBoundAreDropped(t *testing.T) {
 	p := startSessions(t, "AIRLOCK_LOCAL_MAX_FRAME_BYTES=1048576", "AIRLOCK_LOCAL_OUTBOUND_QUEUE_BYTES=1048576",
 		"AIRLOCK_LOCAL_MAX_REQUESTS_PER_VIEW=1000")
 	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
-	s.ck = p.bootstrap(t, s.m)
+	s.pass = p.bootstrap(t, s.m)
+	s.ck = s.pass.Cookie
 	// The host buffers one message and reads nothing more until the
 	// view has left.
 	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
@@ -191,8 +194,8 @@ func TestRelayLeavingNoticesPastHostByteBoundAreDropped(t *testing.T) {
 	if _, err := s.host.Hello(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	witness, _ := p.view(t, s.m, s.ck) // stays, to reach the host afterwards
-	leaving, c := p.view(t, s.m, s.ck)
+	witness, _ := p.view(t, s.m, s.pass) // stays, to reach the host afterwards
+	leaving, c := p.view(t, s.m, s.pass)
 	pad := strings.Repeat("p", 200<<10)
 	var inFlight int
 	for i := 0; ; i++ {

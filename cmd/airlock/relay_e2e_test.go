@@ -15,14 +15,15 @@ import (
 	"github.com/airlock/airlock/executors/testkit"
 )
 
-// End-to-end tests of /local/ws, one per rule of issue 3, over real
+// End-to-end tests of /local/ws, one per rule of PROTOCOL section 4, over real
 // sockets against the real binary.
 
 // session is a minted session with its host and views connected.
 type session struct {
 	p     *proc
 	m     *localclient.Minted
-	ck    *http.Cookie
+	pass  *localclient.ViewPass
+	ck    *http.Cookie // pass.Cookie
 	host  *sock
 	views []*sock
 	ids   []string
@@ -33,7 +34,8 @@ type session struct {
 func connect(t *testing.T, p *proc, n int, o localclient.MintOptions) *session {
 	t.Helper()
 	s := &session{p: p, m: p.mintFor(t, o)}
-	s.ck = p.bootstrap(t, s.m)
+	s.pass = p.bootstrap(t, s.m)
+	s.ck = s.pass.Cookie
 	s.host, _ = p.host(t, s.m)
 	for range n {
 		s.addView(t)
@@ -43,7 +45,7 @@ func connect(t *testing.T, p *proc, n int, o localclient.MintOptions) *session {
 
 func (s *session) addView(t *testing.T) *sock {
 	t.Helper()
-	v, c := s.p.view(t, s.m, s.ck)
+	v, c := s.p.view(t, s.m, s.pass)
 	s.host.expect("viewState")
 	s.views = append(s.views, v)
 	s.ids = append(s.ids, c.ViewID)
@@ -76,8 +78,8 @@ func TestRelayTransportChecks(t *testing.T) {
 		{"no cookie beats wrong origin", "http://evil.example", nil, 4401, "INVALID_CREDENTIALS"},
 		{"valid view cookie, wrong origin", "http://evil.example", []*http.Cookie{s.ck}, 4403, "INVALID_ORIGIN"},
 		{"valid host cookie, wrong origin", "http://evil.example", []*http.Cookie{s.hostCookie()}, 4403, "INVALID_ORIGIN"},
-		{"expired cookie, wrong origin: origin first", "http://evil.example", []*http.Cookie{expiredCk}, 4403, "INVALID_ORIGIN"},
-		{"expired view cookie", expired.LaunchOrigin, []*http.Cookie{expiredCk}, 4402, "CREDENTIAL_EXPIRED"},
+		{"expired cookie, wrong origin: origin first", "http://evil.example", []*http.Cookie{expiredCk.Cookie}, 4403, "INVALID_ORIGIN"},
+		{"expired view cookie", expired.LaunchOrigin, []*http.Cookie{expiredCk.Cookie}, 4402, "CREDENTIAL_EXPIRED"},
 		{"expired host cookie", expired.LaunchOrigin, []*http.Cookie{{Name: contract.HostCookie, Value: expired.HostCookieKey}}, 4402, "CREDENTIAL_EXPIRED"},
 	}
 	for _, c := range cases {
@@ -99,7 +101,7 @@ func TestRelayHandshake(t *testing.T) {
 	if c := s.host; c == nil {
 		t.Fatal()
 	}
-	v, c := p.view(t, s.m, s.ck)
+	v, c := p.view(t, s.m, s.pass)
 	if c.Role != "view" || !c.HostConnected || c.HostEpoch != 1 || !strings.HasPrefix(c.ViewID, "v_") {
 		t.Fatalf("view connected %+v", c)
 	}
@@ -107,7 +109,7 @@ func TestRelayHandshake(t *testing.T) {
 		t.Fatalf("viewState %v", vs)
 	}
 	dialView := func(name string) *sock {
-		return p.dial(t, name, localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID, Cookies: []*http.Cookie{s.ck}})
+		return p.dial(t, name, localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID, Cookies: []*http.Cookie{s.ck}, ViewKey: s.pass.Key})
 	}
 	bad := []struct {
 		name, frame, code, detail string
@@ -132,11 +134,11 @@ func TestRelayHandshakeTimeout(t *testing.T) {
 	t.Parallel()
 	p := startSessions(t, "AIRLOCK_LOCAL_HANDSHAKE_TIMEOUT_MS=300")
 	s := connect(t, p, 0, localclient.MintOptions{})
-	silent := p.dial(t, "silent", localclient.DialOptions{Origin: s.m.LaunchOrigin, Cookies: []*http.Cookie{s.ck}})
+	silent := p.dial(t, "silent", localclient.DialOptions{Origin: s.m.LaunchOrigin, Cookies: []*http.Cookie{s.ck}, ViewKey: s.pass.Key})
 	silent.refusedThenClosed("INVALID_MESSAGE", "handshake-timeout", 4406)
 	// The host never heard of the silent socket: the first thing it hears
 	// after the silent one was closed is the arrival of a real view.
-	_, c := p.view(t, s.m, s.ck)
+	_, c := p.view(t, s.m, s.pass)
 	if m := s.host.expect("viewState"); payload(m)["viewId"] != c.ViewID || payload(m)["state"] != "connected" {
 		t.Fatalf("the host heard of a socket that never completed its handshake: %s", m.Raw)
 	}
@@ -236,7 +238,7 @@ func TestRelayConnectionStateAndViewState(t *testing.T) {
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{})
 	ck := p.bootstrap(t, m)
-	early := p.dial(t, "early view", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID, Cookies: []*http.Cookie{ck}})
+	early := p.dial(t, "early view", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID, Cookies: []*http.Cookie{ck.Cookie}, ViewKey: ck.Key})
 	c, err := early.Hello(tctx(t))
 	if err != nil || c.HostConnected || c.HostEpoch != 0 {
 		t.Fatalf("view before host: %+v %v", c, err)
@@ -593,7 +595,7 @@ func TestRelaySlowViewDropped(t *testing.T) {
 	s := connect(t, p, 1, localclient.MintOptions{})
 	fast := s.views[0]
 	slow := p.dial(t, "slow view", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{s.ck}, Inbox: 1})
+		Cookies: []*http.Cookie{s.ck}, ViewKey: s.pass.Key, Inbox: 1})
 	if _, err := slow.Hello(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -635,7 +637,7 @@ func TestRelayMaxViewsPerSession(t *testing.T) {
 	t.Parallel()
 	p := startSessions(t, "AIRLOCK_LOCAL_MAX_VIEWS_PER_SESSION=2")
 	s := connect(t, p, 2, localclient.MintOptions{})
-	third := p.dial(t, "third view", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID, Cookies: []*http.Cookie{s.ck}})
+	third := p.dial(t, "third view", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID, Cookies: []*http.Cookie{s.ck}, ViewKey: s.pass.Key})
 	third.send("hello", map[string]any{}, 0)
 	third.closed(1013, "too-many-views")
 	barrier(t, s.host, s.views...) // the host heard of no third view
@@ -665,13 +667,14 @@ func TestCapabilitiesStateWhatTheSessionHas(t *testing.T) {
 	} {
 		want := contract.Capabilities{ReadOnly: true, CanNavigateSource: true, CanProposeSourceEdits: c.want}
 		m := c.p.mintFor(t, localclient.MintOptions{CanProposeSourceEdits: c.propose})
-		ck, info, err := c.p.client().Bootstrap(tctx(t), m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential)
+		pass, info, err := c.p.client().Bootstrap(tctx(t), m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential)
 		if err != nil {
 			t.Fatalf("%s: bootstrap: %v", c.name, err)
 		}
-		c.p.AddSecret(ck.Value)
+		c.p.AddSecret(pass.Cookie.Value)
+		c.p.AddSecret(pass.Key)
 		host, hc := c.p.host(t, m)
-		view, vc := c.p.view(t, m, ck)
+		view, vc := c.p.view(t, m, pass)
 		host.expect("viewState")
 		for where, got := range map[string]contract.Capabilities{"mint": m.Capabilities, "bootstrap": info.Capabilities,
 			"host connected": hc.Capabilities, "view connected": vc.Capabilities} {

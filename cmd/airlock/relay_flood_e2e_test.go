@@ -13,9 +13,10 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/relay/contract"
 )
 
-// End-to-end tests of the relay's memory and fairness bounds (issue 7):
+// End-to-end tests of the relay's memory and fairness bounds:
 // outbound queues bounded in bytes as well as messages, view traffic that
 // cannot push the host out, and the per-view bound on requests in flight.
 
@@ -74,7 +75,7 @@ func (p *proc) peakRSS(t *testing.T) int64 {
 func (s *session) stalledView(t *testing.T) (*sock, string) {
 	t.Helper()
 	v := s.p.dial(t, "stalled view", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{s.ck}, Inbox: 1})
+		Cookies: []*http.Cookie{s.ck}, ViewKey: s.pass.Key, Inbox: 1})
 	if _, err := v.Hello(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func (s *session) rawView(t *testing.T) *rawView {
 	h := http.Header{}
 	h.Set("Origin", s.m.LaunchOrigin)
 	h.Set("Cookie", s.ck.Name+"="+s.ck.Value)
-	ws, _, err := websocket.Dial(tctx(t), localclient.WSURL(s.p.URL()), &websocket.DialOptions{HTTPHeader: h})
+	ws, _, err := websocket.Dial(tctx(t), localclient.WSURL(s.p.URL()), &websocket.DialOptions{HTTPHeader: h, Subprotocols: contract.ViewSubprotocols(s.pass.Key)})
 	if err != nil {
 		t.Fatalf("raw view: dial: %v", err)
 	}
@@ -232,7 +233,8 @@ func TestRelayFloodHostNotReading(t *testing.T) {
 	// A small host queue: views may fill 8 of its 16 messages.
 	p := startSessions(t, "AIRLOCK_LOCAL_OUTBOUND_QUEUE=16")
 	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
-	s.ck = p.bootstrap(t, s.m)
+	s.pass = p.bootstrap(t, s.m)
+	s.ck = s.pass.Cookie
 	// The host buffers one message and reads nothing more until the
 	// flood is over.
 	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
@@ -240,7 +242,7 @@ func TestRelayFloodHostNotReading(t *testing.T) {
 	if _, err := s.host.Hello(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	v, c := p.view(t, s.m, s.ck)
+	v, c := p.view(t, s.m, s.pass)
 	// The view sends 512 KiB requests until one is refused busy; after
 	// each it waits for the sentinel, so it stops at the first refusal
 	// and the host is kept waiting no longer than needed. The socket

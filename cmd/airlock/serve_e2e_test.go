@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/executors/testkit"
@@ -114,6 +115,11 @@ func TestServeRefusesRebindingHost(t *testing.T) {
 	}
 }
 
+// refusalDeadline bounds a command that must be refused at start-up: a
+// refusal takes well under a second, so this is only the line between
+// "refused slowly on a loaded machine" and "started instead".
+const refusalDeadline = time.Minute
+
 func TestServeRefusesBadStarts(t *testing.T) {
 	t.Parallel()
 	tokenFile := filepath.Join(t.TempDir(), "token")
@@ -150,7 +156,9 @@ func TestServeRefusesBadStarts(t *testing.T) {
 				t.Skip("cannot chown here (not root)")
 			}
 			args := append(c.args, "--data", t.TempDir())
-			code, stdout, stderr := runCLI(t, c.env, args...)
+			// A broker that starts instead of being refused fails here
+			// rather than hanging the run.
+			code, stdout, stderr := runCLIWithin(t, refusalDeadline, c.env, args...)
 			if code == 0 {
 				t.Fatalf("exit 0; stdout %q", stdout)
 			}

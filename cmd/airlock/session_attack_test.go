@@ -101,7 +101,7 @@ func TestAttackReplayedAndExpiredCredentials(t *testing.T) {
 		status, _, _ := bootstrapRaw(p, m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential, nil)
 		return status == 410
 	})
-	a := p.dial(t, "replayed cookie", localclient.DialOptions{Origin: m.LaunchOrigin, Cookies: []*http.Cookie{ck}})
+	a := p.dial(t, "replayed cookie", localclient.DialOptions{Origin: m.LaunchOrigin, Cookies: []*http.Cookie{ck.Cookie}, ViewKey: ck.Key})
 	a.closed(4402, "CREDENTIAL_EXPIRED")
 }
 
@@ -158,7 +158,7 @@ func TestAttackPlantedHostCookie(t *testing.T) {
 	p := startSessions(t)
 	s := connect(t, p, 0, localclient.MintOptions{})
 	v := p.dial(t, "view with a planted cookie", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: "planted"}, s.ck}})
+		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: "planted"}, s.ck}, ViewKey: s.pass.Key})
 	c, err := v.Hello(tctx(t))
 	if err != nil || c.Role != "view" {
 		t.Fatalf("view: %+v %v", c, err)

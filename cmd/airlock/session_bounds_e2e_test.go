@@ -13,7 +13,7 @@ import (
 	"github.com/airlock/airlock/executors/testkit"
 )
 
-// End-to-end tests of issue 7's session bounds: tombstones count toward
+// End-to-end tests of the session bounds: tombstones count toward
 // a cap, and a request with two Origin headers is refused on /local/ws
 // and bootstrap as it is on /channel.
 
@@ -65,7 +65,7 @@ func TestRelayTwoOriginsRefused(t *testing.T) {
 	barrier(t, s.host, s.views...)
 	barrier(t, s.views[0], s.host)
 	// The same socket with one Origin is accepted.
-	if _, c := p.view(t, s.m, s.ck); c.ViewID == "" {
+	if _, c := p.view(t, s.m, s.pass); c.ViewID == "" {
 		t.Fatal("no view id")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 )
 
 // End-to-end tests of minting, bootstrap, cookies and expiry, one per rule
-// of issue 3, against the real binary.
+// of PROTOCOL sections 2 to 4, against the real binary.
 
 var secretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`) // 256 bits, URL-safe base64, no padding
 
@@ -190,6 +191,7 @@ func TestSessionBootstrapCookie(t *testing.T) {
 	t.Parallel()
 	p := startSessions(t)
 	m := p.mintFor(t, localclient.MintOptions{})
+	sent := time.Now() // the broker answers later: at most expiresAt - sent is left then
 	status, body, h := bootstrapRaw(p, m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential, nil)
 	if status != 200 {
 		t.Fatalf("bootstrap %d %s", status, body)
@@ -205,8 +207,16 @@ func TestSessionBootstrapCookie(t *testing.T) {
 	cname, value, _ := strings.Cut(nv, "=")
 	p.AddSecret(value)
 	slices.Sort(attrs)
-	if cname != name || !slices.Equal(attrs, []string{"HttpOnly", "Path=/local", "SameSite=Strict"}) {
-		t.Fatalf("Set-Cookie %s=… attributes %v; want %s with HttpOnly, Path=/local, SameSite=Strict only", cname, attrs, name)
+	// Max-Age ends the cookie with the session: at most the seconds left.
+	exp, _ := time.Parse(time.RFC3339, m.ExpiresAt)
+	var maxAge int64
+	if len(attrs) == 4 {
+		maxAge, _ = strconv.ParseInt(strings.TrimPrefix(attrs[1], "Max-Age="), 10, 64)
+	}
+	if cname != name || len(attrs) != 4 || !slices.Equal([]string{attrs[0], attrs[2], attrs[3]}, []string{"HttpOnly", "Path=/local", "SameSite=Strict"}) ||
+		maxAge < 1 || maxAge > int64(exp.Sub(sent)/time.Second) {
+		t.Fatalf("Set-Cookie %s=… attributes %v; want %s with HttpOnly, Max-Age (1 to the %v left), Path=/local, SameSite=Strict only",
+			cname, attrs, name, exp.Sub(sent).Truncate(time.Second))
 	}
 	if !secretPattern.MatchString(value) || value == m.ViewCredential || value == m.HostCookieKey {
 		t.Fatal("the cookie value must be a fresh opaque key, not a credential")
@@ -218,8 +228,14 @@ func TestSessionBootstrapCookie(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if !slices.Equal(keys, []string{"capabilities", "expiresAt", "launchOrigin", "protocolVersion", "workspaceSessionId"}) {
+	if !slices.Equal(keys, []string{"capabilities", "expiresAt", "launchOrigin", "protocolVersion", "viewKey", "workspaceSessionId"}) {
 		t.Fatalf("bootstrap body keys %v", keys)
+	}
+	// The view key is fresh: not the cookie key, not a credential.
+	viewKey, _ := info["viewKey"].(string)
+	p.AddSecret(viewKey)
+	if !secretPattern.MatchString(viewKey) || viewKey == value || viewKey == m.ViewCredential || viewKey == m.HostCookieKey {
+		t.Fatal("the view key must be a fresh opaque key")
 	}
 	for _, secret := range []string{m.ViewCredential, m.HostCookieKey, value} {
 		if strings.Contains(string(body), secret) {
@@ -244,6 +260,7 @@ func TestSessionBootstrapSecureCookieForHTTPS(t *testing.T) {
 	_, v, _ := strings.Cut(nv, "=")
 	p.AddSecret(v)
 	attrs := strings.Split(rest, "; ")
+	attrs = slices.DeleteFunc(attrs, func(a string) bool { return strings.HasPrefix(a, "Max-Age=") })
 	slices.Sort(attrs)
 	if !slices.Equal(attrs, []string{"HttpOnly", "Path=/local", "SameSite=Strict", "Secure"}) {
 		t.Fatalf("https cookie attributes %v", attrs)
@@ -311,8 +328,8 @@ func TestSessionExpiryTombstoneReaper(t *testing.T) {
 	if status != 410 || errorCode(body) != "CREDENTIAL_EXPIRED" {
 		t.Fatalf("bootstrap on a tombstone: %d %s", status, body)
 	}
-	for name, c := range map[string]*http.Cookie{"host": {Name: contract.HostCookie, Value: m.HostCookieKey}, "view": ck} {
-		s := p.dial(t, name, localclient.DialOptions{Origin: m.LaunchOrigin, Cookies: []*http.Cookie{c}})
+	for name, c := range map[string]*http.Cookie{"host": {Name: contract.HostCookie, Value: m.HostCookieKey}, "view": ck.Cookie} {
+		s := p.dial(t, name, localclient.DialOptions{Origin: m.LaunchOrigin, Cookies: []*http.Cookie{c}, ViewKey: ck.Key})
 		s.closed(4402, "CREDENTIAL_EXPIRED")
 	}
 	testkit.Eventually(t, "the reaper deletes the tombstone", func() bool {

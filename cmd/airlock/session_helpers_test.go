@@ -58,15 +58,16 @@ func (p *proc) mintFor(t *testing.T, o localclient.MintOptions) *localclient.Min
 	return m
 }
 
-// bootstrap trades the view credential for the view cookie.
-func (p *proc) bootstrap(t *testing.T, m *localclient.Minted) *http.Cookie {
+// bootstrap trades the view credential for the view cookie and key.
+func (p *proc) bootstrap(t *testing.T, m *localclient.Minted) *localclient.ViewPass {
 	t.Helper()
-	ck, _, err := p.client().Bootstrap(tctx(t), m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential)
+	pass, _, err := p.client().Bootstrap(tctx(t), m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential)
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	p.AddSecret(ck.Value)
-	return ck
+	p.AddSecret(pass.Cookie.Value)
+	p.AddSecret(pass.Key)
+	return pass
 }
 
 // sock is a socket of a test, closed at cleanup.
@@ -99,12 +100,12 @@ func (p *proc) host(t *testing.T, m *localclient.Minted) (*sock, *localclient.Co
 	return s, c
 }
 
-// view connects with the cookie and completes the handshake; it consumes
-// the connectionState that follows connected.
-func (p *proc) view(t *testing.T, m *localclient.Minted, ck *http.Cookie) (*sock, *localclient.Connected) {
+// view connects with the cookie and view key and completes the
+// handshake; it consumes the connectionState that follows connected.
+func (p *proc) view(t *testing.T, m *localclient.Minted, pass *localclient.ViewPass) (*sock, *localclient.Connected) {
 	t.Helper()
 	s := p.dial(t, "view", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{ck}})
+		Cookies: []*http.Cookie{pass.Cookie}, ViewKey: pass.Key})
 	c, err := s.Hello(tctx(t))
 	if err != nil {
 		t.Fatalf("view hello: %v", err)

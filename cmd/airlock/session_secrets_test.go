@@ -20,7 +20,7 @@ func TestSessionSecretsNeverLeak(t *testing.T) {
 	t.Parallel()
 	p := startSessions(t)
 	s := connect(t, p, 2, localclient.MintOptions{CanProposeSourceEdits: true})
-	secrets := []string{sessionToken, s.m.ViewCredential, s.m.HostCookieKey, s.ck.Value}
+	secrets := []string{sessionToken, s.m.ViewCredential, s.m.HostCookieKey, s.ck.Value, s.pass.Key}
 	var bodies []string
 	collect := func(status int, body []byte, _ http.Header) { bodies = append(bodies, string(body)) }
 	collect(bootstrapRaw(p, s.m.LaunchOrigin, s.m.WorkspaceSessionID, s.m.ViewCredential, nil))

@@ -227,7 +227,7 @@ func TestConnectionCapShedsSlowClientsThenRefuses(t *testing.T) {
 	refused := false
 	for range maxConns {
 		c, err := localclient.Dial(tctx(t), p.URL(), localclient.DialOptions{Origin: s.m.LaunchOrigin,
-			SessionID: s.m.WorkspaceSessionID, Cookies: []*http.Cookie{s.ck}})
+			SessionID: s.m.WorkspaceSessionID, Cookies: []*http.Cookie{s.ck}, ViewKey: s.pass.Key})
 		if err != nil {
 			refused = true
 			break

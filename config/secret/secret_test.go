@@ -124,3 +124,26 @@ func TestReadFile(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenFileOfAnotherUserIsRefused: a 0600 token file (or a plugin's
+// secret file) that belongs to another user, who could rewrite it between
+// starts, is refused, naming the file and never its content. Changing a file's owner needs root;
+// elsewhere the test is skipped.
+func TestTokenFileOfAnotherUserIsRefused(t *testing.T) {
+	const content = "e2e-launch-token-of-someone-else-0123456789"
+	path := writeSecret(t, content, 0o600)
+	if err := os.Chown(path, os.Getuid()+1, os.Getgid()); err != nil {
+		t.Skipf("cannot give the file to another user here: %v", err)
+	}
+	v, err := LaunchToken.Read(nil, path)
+	if !errors.Is(err, ErrFile) || !strings.Contains(err.Error(), "belongs to another user") || v != "" {
+		t.Fatalf("%q %v; want ErrFile saying the file belongs to another user", v, err)
+	}
+	if strings.Contains(err.Error(), content) {
+		t.Errorf("%q quotes the content", err)
+	}
+	v, err = ReadFile(path, 64)
+	if !errors.Is(err, ErrFile) || !strings.Contains(err.Error(), path+" belongs to another user") || v != "" {
+		t.Errorf("ReadFile: %q %v; want the same refusal, naming the path", v, err)
+	}
+}

@@ -29,3 +29,20 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 		pause = min(2*pause, 20*time.Millisecond)
 	}
 }
+
+// Receive is the next value on ch, and fails t, naming what, if none
+// comes within the kit's patience: a test that waits on a channel its
+// goroutine fills must not hang its package when the value never comes.
+func Receive[T any](t testing.TB, what string, ch <-chan T) T {
+	t.Helper()
+	timer := time.NewTimer(patience)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("never happened within %v: %s", patience, what)
+		var zero T
+		return zero // a fake testing.TB's Fatalf returns
+	}
+}

@@ -49,6 +49,24 @@ func TestEventuallyReturnsOnceCondHolds(t *testing.T) {
 	}
 }
 
+func TestReceiveFailsNamingWhat(t *testing.T) {
+	defer func(p time.Duration) { patience = p }(patience)
+	patience = 30 * time.Millisecond
+	var f fakeTB
+	if v := Receive(&f, "the answer", make(chan int)); v != 0 || !strings.Contains(f.failure, "the answer") {
+		t.Fatalf("Receive = %d, failure %q", v, f.failure)
+	}
+}
+
+func TestReceiveReturnsTheValue(t *testing.T) {
+	var f fakeTB
+	ch := make(chan string, 1)
+	ch <- "v"
+	if v := Receive(&f, "v", ch); v != "v" || f.failure != "" {
+		t.Fatalf("Receive = %q, failure %q", v, f.failure)
+	}
+}
+
 // TestBufferRace writes from several goroutines while others read; run
 // with -race.
 func TestBufferRace(t *testing.T) {

@@ -51,7 +51,7 @@ const (
 
 var (
 	descriptorIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	toolNamePattern     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+	toolNamePattern     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
 	rootNamePattern     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 	hostLabelPattern    = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
@@ -60,7 +60,9 @@ var (
 // plugin folder).
 func ValidDescriptorID(id string) bool { return descriptorIDPattern.MatchString(id) }
 
-// ValidToolName reports whether name may name a tool.
+// ValidToolName reports whether name may name a tool. A '.' is not
+// allowed: MCP qualifies a tool as <descriptorId>.<tool> (PROTOCOL section
+// 11), and a tool named like another's qualified name could take its place.
 func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
 
 // Validate checks a descriptor's shape: ids, unique tool names, schema

@@ -39,6 +39,14 @@ const (
 	ShuttingDown       Rule = "shutting-down"
 )
 
+// Cancelled is not a rule id: Known is false, so ParseAnswer refuses it
+// and no peer can send it. An executor answers with it a call whose
+// caller cancelled it before the answer (an MCP notifications/cancelled,
+// a closed request): nobody reads that answer, and the run it cut is not
+// the tool's failure. The router counts such a call with the outcome of
+// the same name (metrics.Cancelled), never as a refusal.
+const Cancelled Rule = "cancelled"
+
 // Rules lists every rule id in a stable order (for metrics pre-registration
 // and documentation).
 var Rules = []Rule{
@@ -91,6 +99,7 @@ var why = map[Rule]string{
 	MachineClosed:      "the environment went away with the call in flight",
 	Overloaded:         "the executor is at its concurrency bound",
 	ShuttingDown:       "the broker is draining",
+	Cancelled:          "the caller cancelled the call",
 }
 
 // Why returns the default static text for r.

@@ -73,7 +73,7 @@ func TestToolErrorWhy(t *testing.T) {
 // within MaxWhyBytes however long the peer's why) and its budget kept. A
 // rule that is not an identifier, and any other flaw, fail both alike.
 func TestParsePeerAnswerForeignRule(t *testing.T) {
-	frame := `{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded\u200f","why":"over\u001b quota` + strings.Repeat("W", 2*MaxWhyBytes) + `","budget":{"requestsUsed":1,"requestsLimit":2}}`
+	frame := `{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded","why":"over\u001b quota` + strings.Repeat("W", 2*MaxWhyBytes) + `","budget":{"requestsUsed":1,"requestsLimit":2}}`
 	if _, err := ParseAnswer([]byte(frame)); RuleOf(err) != Malformed {
 		t.Fatalf("ParseAnswer took a foreign rule: %v", err)
 	}
@@ -90,6 +90,7 @@ func TestParsePeerAnswerForeignRule(t *testing.T) {
 	for _, f := range []string{
 		`{"v":1,"callId":"c","ok":false,"refused":"","why":"x"}`,
 		`{"v":1,"callId":"c","ok":false,"refused":"a\u0007b","why":"x"}`,
+		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded\u200f","why":"x"}`,
 		`{"v":1,"callId":"c","ok":false,"refused":"` + strings.Repeat("r", maxIDLen+1) + `","why":"x"}`,
 		`{"v":1,"callId":"c","ok":false,"refused":7,"why":"x"}`,
 		`{"v":1,"callId":"c","ok":false,"refused":"quota-exceeded"}`,

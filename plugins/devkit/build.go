@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/plugins"
 )
@@ -94,16 +95,21 @@ func Build(ctx context.Context, dir string, o BuildOptions) (Built, error) {
 	return b, writeFileAtomic(manifestPath, final)
 }
 
-// readProject reads dir's plugin.json, refusing a dir that is not a
-// project.
+// readProject reads dir's plugin.json with the catalog's checks (a
+// regular file, no link, at most plugins.MaxManifestBytes), refusing a dir
+// that is not a project.
 func readProject(dir string) ([]byte, error) {
 	info, err := os.Stat(dir)
 	if err != nil || !info.IsDir() {
 		return nil, usagef("%s is not a folder", dir)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, plugins.ManifestName))
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := filecheck.ReadPath(filepath.Join(dir, plugins.ManifestName), plugins.MaxManifestBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, usagef("%s has no %s: not a plugin project (airlock new NAME makes one)", dir, plugins.ManifestName)
+	case errors.Is(err, filecheck.ErrRefused):
+		// As the catalog would refuse it.
+		return nil, &RefusedError{plugins.ReasonDescriptorInvalid, err}
 	}
 	return data, err
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
+	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
@@ -44,7 +44,7 @@ func Run(ctx context.Context, dir, tool string, args json.RawMessage, o RunOptio
 		return wire.Answer{}, err
 	}
 	defer func() { _ = rt.Close(ctx) }()
-	prog, m, err := plugins.LoadFolder(ctx, rt, os.DirFS(dir), ".", "")
+	prog, m, err := plugins.LoadFolder(ctx, rt, filecheck.Dir(dir), ".", "")
 	if err != nil {
 		return wire.Answer{}, refusedHint(dir, err)
 	}

@@ -3,8 +3,8 @@
 // a frame the size of the call out and one the size of its answer back,
 // with no Airlock code on either end. BenchmarkCalls in broker/channel
 // and `airlock load calls --paired-descriptor` both measure a channel
-// call against "local call + this round trip" (issue 13's target is at
-// most 1.5 times that).
+// call against "local call + this round trip" (the performance target
+// is at most 1.5 times that).
 package rtt
 
 import (

@@ -13,8 +13,10 @@ export interface WebSocketLike {
     onclose: ((ev: any) => void) | null;
     onerror: ((ev: any) => void) | null;
 }
-/** Opens a socket to url. In Node, pass one that sets Origin and Cookie,
- * for example `(url) => new WebSocket(url, { origin, headers: { Cookie } })`
+/** Opens a socket to url. A page offers its view key (PROTOCOL section
+ * 3): `(url) => new WebSocket(url, viewProtocols(viewKey))`. In Node, pass
+ * one that also sets Origin and Cookie, for example `(url) => new
+ * WebSocket(url, viewProtocols(viewKey), { origin, headers: { Cookie } })`
  * with `ws`. */
 export type WebSocketFactory = (url: string) => WebSocketLike;
 /** Something the door reports (onEvent); never a secret, never a frame's

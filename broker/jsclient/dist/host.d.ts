@@ -254,15 +254,16 @@ export interface NodeViewOptions {
     /** The Origin the view presents; default the view URL's own (the built-in page's). */
     origin?: string;
     /** Passed to the ViewClient (reconnect policy, handshake bound). */
-    view?: Omit<ViewOptions, "workspaceSessionId" | "baseUrl" | "WebSocket">;
+    view?: Omit<ViewOptions, "workspaceSessionId" | "viewKey" | "baseUrl" | "WebSocket">;
     /** Connect before resolving; default true. */
     connect?: boolean;
 }
 /**
  * Opens a view of a session from Node, as a browser page would: it
  * bootstraps the view URL's fragment credential with the page's Origin,
- * keeps the view cookie the broker sets, and connects a
- * {@link ViewClient} whose sockets send that cookie and Origin. For
+ * keeps the view cookie the broker sets and the view key it returns, and
+ * connects a {@link ViewClient} whose sockets send that cookie, key and
+ * Origin. For
  * tests, tools and Node-side viewers; a browser uses
  * `@airlock/client/view` directly.
  */

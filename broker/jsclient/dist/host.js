@@ -571,8 +571,9 @@ export class HostConnection extends Emitter {
 /**
  * Opens a view of a session from Node, as a browser page would: it
  * bootstraps the view URL's fragment credential with the page's Origin,
- * keeps the view cookie the broker sets, and connects a
- * {@link ViewClient} whose sockets send that cookie and Origin. For
+ * keeps the view cookie the broker sets and the view key it returns, and
+ * connects a {@link ViewClient} whose sockets send that cookie, key and
+ * Origin. For
  * tests, tools and Node-side viewers; a browser uses
  * `@airlock/client/view` directly.
  */
@@ -595,12 +596,18 @@ export async function openNodeView(viewUrl, opts = {}) {
     };
     const info = await bootstrap(fragment, { baseUrl: u.origin, fetch: pageFetch });
     const PageSocket = class extends WebSocket {
-        constructor(url) {
+        constructor(url, protocols) {
             const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-            super(url, { headers: { Cookie: cookie, Origin: origin }, perMessageDeflate: false });
+            super(url, protocols ?? [], { headers: { Cookie: cookie, Origin: origin }, perMessageDeflate: false });
         }
     };
-    const view = new ViewClient({ ...opts.view, workspaceSessionId: info.workspaceSessionId, baseUrl: u.origin, WebSocket: PageSocket });
+    const view = new ViewClient({
+        ...opts.view,
+        workspaceSessionId: info.workspaceSessionId,
+        viewKey: info.viewKey,
+        baseUrl: u.origin,
+        WebSocket: PageSocket,
+    });
     if (opts.connect !== false)
         await view.connect();
     return view;

@@ -4,6 +4,16 @@ export declare const PROTOCOL_VERSION = 1;
 export declare const TOKEN_HEADER = "X-Tensorviz-Token";
 /** The cookie the host sends itself, holding its `hostCookieKey`. */
 export declare const HOST_COOKIE = "tensorviz_local_browser";
+/** The WebSocket subprotocol a view offers on /local/ws and
+ * /local/channel; the broker selects it, never the view key. */
+export declare const VIEW_PROTOCOL = "airlock.view";
+/** Starts the subprotocol that carries the view key (PROTOCOL section 3). */
+export declare const VIEW_KEY_PROTOCOL_PREFIX = "airlock.view-key.";
+/**
+ * What a view offers in Sec-WebSocket-Protocol (the browser's
+ * `new WebSocket(url, protocols)`): the view protocol and its view key.
+ */
+export declare function viewProtocols(viewKey: string): string[];
 /** The environment variable `airlock serve` reads the launch token from. */
 export declare const LAUNCH_TOKEN_ENV = "AIRLOCK_LOCAL_TOKEN";
 /** Error codes of the local contract (PROTOCOL sections 1 and 4). */
@@ -144,6 +154,14 @@ export interface SessionInfo {
     expiresAt: string;
     protocolVersion: number;
     capabilities: Capabilities;
+}
+/**
+ * The bootstrap response (PROTOCOL section 3): the session's public facts
+ * and the view key, which a page keeps in sessionStorage (its origin's,
+ * port included) and offers beside the cookie on every socket.
+ */
+export interface BootstrapResponse extends SessionInfo {
+    viewKey: string;
 }
 /** The mint response (PROTOCOL section 2): the session and its two secrets. */
 export interface MintResponse extends SessionInfo {

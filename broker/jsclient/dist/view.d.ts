@@ -1,5 +1,5 @@
 import { Emitter } from "./emitter.js";
-import { AirlockError, type AckPayload, type AnyEnvelope, type Envelope, type FamilyTypes, type JsonObject, type MessageMap, type SessionInfo, type Target, type ViewReceiveType, type ViewSendType } from "./messages.js";
+import { AirlockError, type AckPayload, type AnyEnvelope, type BootstrapResponse, type Envelope, type FamilyTypes, type JsonObject, type MessageMap, type Target, type ViewReceiveType, type ViewSendType } from "./messages.js";
 export * from "./messages.js";
 /** The part of a WebSocket the view uses: the browser's and the ws package's both fit. */
 export interface WebSocketLike {
@@ -17,7 +17,7 @@ export interface WebSocketLike {
     close(code?: number, reason?: string): void;
 }
 /** A WebSocket constructor: `globalThis.WebSocket` in a browser. */
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
+export type WebSocketConstructor = new (url: string, protocols?: string[]) => WebSocketLike;
 /** A fetch: `globalThis.fetch` in a browser. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Pick<Response, "ok" | "status" | "json">>;
 /** The credential pair a view page's URL fragment carries: `#<workspaceSessionId>.<viewCredential>`. */
@@ -42,11 +42,14 @@ export interface BootstrapOptions {
 }
 /**
  * Trades the one-time view credential for the view cookie (POST
- * /local/bootstrap; the browser stores the HttpOnly cookie). Refusals
- * reject with an {@link AirlockError} carrying `status`: 401
- * INVALID_CREDENTIALS, 403 INVALID_ORIGIN, 410 CREDENTIAL_EXPIRED.
+ * /local/bootstrap; the browser stores the HttpOnly cookie) and the view
+ * key, which it resolves with beside the session's facts: keep it in
+ * sessionStorage (never localStorage, a URL or a log) and pass it to
+ * {@link ViewClient} and to the door (`viewProtocols`). Refusals reject
+ * with an {@link AirlockError} carrying `status`: 401 INVALID_CREDENTIALS,
+ * 403 INVALID_ORIGIN, 410 CREDENTIAL_EXPIRED.
  */
-export declare function bootstrap(fragment: ViewFragment, opts?: BootstrapOptions): Promise<SessionInfo>;
+export declare function bootstrap(fragment: ViewFragment, opts?: BootstrapOptions): Promise<BootstrapResponse>;
 /** Reconnect policy: capped exponential backoff with jitter. */
 export interface ReconnectOptions {
     /** First delay; default 250 ms. */
@@ -71,6 +74,12 @@ export declare function backoffDelay(attempt: number, rc?: Readonly<Required<Rec
 export interface ViewOptions {
     /** The session, from {@link bootstrap} (or kept from an earlier page load). */
     workspaceSessionId: string;
+    /**
+     * The view key {@link bootstrap} returned, offered in
+     * Sec-WebSocket-Protocol on every socket. Leave it out only for a broker
+     * run with local.view_key off (the cookie alone, as the seed).
+     */
+    viewKey?: string;
     /** The broker's base URL (http://127.0.0.1:PORT); default the page's own origin. */
     baseUrl?: string;
     /** Default `globalThis.WebSocket`. */

@@ -1,6 +1,8 @@
 // @airlock/client/view: the browser view's side of the local broker
 // (PROTOCOL sections 3, 4 and 12). It trades the one-time credential in
-// the URL fragment for the view cookie, keeps a /local/ws connection open
+// the URL fragment for the view cookie and the view key, offers the key
+// on every socket (a cookie alone is sent to any port of the host, so it
+// proves nothing about the page), keeps a /local/ws connection open
 // with reconnect (RATIONALE.md, "Why does the view reconnect with capped,
 // jittered backoff?"), keeps the host's ordered state with its
 // hostSequence, and offers typed request helpers with progress and cancel.
@@ -9,7 +11,7 @@
 // all injectable or global, so Node tests can drive it with the ws
 // package.
 import { Emitter } from "./emitter.js";
-import { AirlockError, CloseCode, CONNECTION_CLOSED, FAMILIES, MESSAGES, PROTOCOL_VERSION, REQUEST_CANCELLED, TIMEOUT, decodeEnvelope, encodeEnvelope, isOrderedType, } from "./messages.js";
+import { AirlockError, CloseCode, CONNECTION_CLOSED, FAMILIES, MESSAGES, PROTOCOL_VERSION, REQUEST_CANCELLED, TIMEOUT, decodeEnvelope, encodeEnvelope, isOrderedType, viewProtocols, } from "./messages.js";
 export * from "./messages.js";
 const OPEN = 1;
 /** Reads `#<workspaceSessionId>.<viewCredential>` (leading `#` optional); undefined if it is not one. */
@@ -35,9 +37,12 @@ export function takeFragment() {
 }
 /**
  * Trades the one-time view credential for the view cookie (POST
- * /local/bootstrap; the browser stores the HttpOnly cookie). Refusals
- * reject with an {@link AirlockError} carrying `status`: 401
- * INVALID_CREDENTIALS, 403 INVALID_ORIGIN, 410 CREDENTIAL_EXPIRED.
+ * /local/bootstrap; the browser stores the HttpOnly cookie) and the view
+ * key, which it resolves with beside the session's facts: keep it in
+ * sessionStorage (never localStorage, a URL or a log) and pass it to
+ * {@link ViewClient} and to the door (`viewProtocols`). Refusals reject
+ * with an {@link AirlockError} carrying `status`: 401 INVALID_CREDENTIALS,
+ * 403 INVALID_ORIGIN, 410 CREDENTIAL_EXPIRED.
  */
 export async function bootstrap(fragment, opts = {}) {
     const f = opts.fetch ?? globalThis.fetch;
@@ -99,6 +104,7 @@ export class ViewClient extends Emitter {
     #handshakeTimer;
     #pending = new Map();
     #url;
+    #protocols;
     #WS;
     #rc;
     #random;
@@ -111,6 +117,7 @@ export class ViewClient extends Emitter {
         if (!base)
             throw new TypeError("airlock view: baseUrl is required outside a page");
         this.#url = `${base.replace(/^http/, "ws")}/local/ws`;
+        this.#protocols = opts.viewKey ? viewProtocols(opts.viewKey) : undefined;
         const WS = opts.WebSocket ?? globalThis.WebSocket;
         if (!WS)
             throw new TypeError("airlock view: no WebSocket constructor");
@@ -243,7 +250,7 @@ export class ViewClient extends Emitter {
     }
     // ------------------------------------------------------------ socket
     #dial() {
-        const ws = new this.#WS(this.#url);
+        const ws = this.#protocols ? new this.#WS(this.#url, this.#protocols) : new this.#WS(this.#url);
         this.#ws = ws;
         this.#handshakeTimer = setTimeout(() => {
             this.#handshakeTimer = undefined;

@@ -714,7 +714,7 @@ export interface NodeViewOptions {
   /** The Origin the view presents; default the view URL's own (the built-in page's). */
   origin?: string;
   /** Passed to the ViewClient (reconnect policy, handshake bound). */
-  view?: Omit<ViewOptions, "workspaceSessionId" | "baseUrl" | "WebSocket">;
+  view?: Omit<ViewOptions, "workspaceSessionId" | "viewKey" | "baseUrl" | "WebSocket">;
   /** Connect before resolving; default true. */
   connect?: boolean;
 }
@@ -722,8 +722,9 @@ export interface NodeViewOptions {
 /**
  * Opens a view of a session from Node, as a browser page would: it
  * bootstraps the view URL's fragment credential with the page's Origin,
- * keeps the view cookie the broker sets, and connects a
- * {@link ViewClient} whose sockets send that cookie and Origin. For
+ * keeps the view cookie the broker sets and the view key it returns, and
+ * connects a {@link ViewClient} whose sockets send that cookie, key and
+ * Origin. For
  * tests, tools and Node-side viewers; a browser uses
  * `@airlock/client/view` directly.
  */
@@ -744,12 +745,18 @@ export async function openNodeView(viewUrl: string, opts: NodeViewOptions = {}):
   };
   const info = await bootstrap(fragment, { baseUrl: u.origin, fetch: pageFetch });
   const PageSocket = class extends WebSocket {
-    constructor(url: string) {
+    constructor(url: string, protocols?: string[]) {
       const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-      super(url, { headers: { Cookie: cookie, Origin: origin }, perMessageDeflate: false });
+      super(url, protocols ?? [], { headers: { Cookie: cookie, Origin: origin }, perMessageDeflate: false });
     }
   };
-  const view = new ViewClient({ ...opts.view, workspaceSessionId: info.workspaceSessionId, baseUrl: u.origin, WebSocket: PageSocket as unknown as WebSocketConstructor });
+  const view = new ViewClient({
+    ...opts.view,
+    workspaceSessionId: info.workspaceSessionId,
+    viewKey: info.viewKey,
+    baseUrl: u.origin,
+    WebSocket: PageSocket as unknown as WebSocketConstructor,
+  });
   if (opts.connect !== false) await view.connect();
   return view;
 }

@@ -11,6 +11,20 @@ export const PROTOCOL_VERSION = 1;
 export const TOKEN_HEADER = "X-Tensorviz-Token";
 /** The cookie the host sends itself, holding its `hostCookieKey`. */
 export const HOST_COOKIE = "tensorviz_local_browser";
+/** The WebSocket subprotocol a view offers on /local/ws and
+ * /local/channel; the broker selects it, never the view key. */
+export const VIEW_PROTOCOL = "airlock.view";
+/** Starts the subprotocol that carries the view key (PROTOCOL section 3). */
+export const VIEW_KEY_PROTOCOL_PREFIX = "airlock.view-key.";
+
+/**
+ * What a view offers in Sec-WebSocket-Protocol (the browser's
+ * `new WebSocket(url, protocols)`): the view protocol and its view key.
+ */
+export function viewProtocols(viewKey: string): string[] {
+  return [VIEW_PROTOCOL, VIEW_KEY_PROTOCOL_PREFIX + viewKey];
+}
+
 /** The environment variable `airlock serve` reads the launch token from. */
 export const LAUNCH_TOKEN_ENV = "AIRLOCK_LOCAL_TOKEN";
 
@@ -197,6 +211,15 @@ export interface SessionInfo {
   expiresAt: string;
   protocolVersion: number;
   capabilities: Capabilities;
+}
+
+/**
+ * The bootstrap response (PROTOCOL section 3): the session's public facts
+ * and the view key, which a page keeps in sessionStorage (its origin's,
+ * port included) and offers beside the cookie on every socket.
+ */
+export interface BootstrapResponse extends SessionInfo {
+  viewKey: string;
 }
 
 /** The mint response (PROTOCOL section 2): the session and its two secrets. */

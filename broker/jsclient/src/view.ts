@@ -1,6 +1,8 @@
 // @airlock/client/view: the browser view's side of the local broker
 // (PROTOCOL sections 3, 4 and 12). It trades the one-time credential in
-// the URL fragment for the view cookie, keeps a /local/ws connection open
+// the URL fragment for the view cookie and the view key, offers the key
+// on every socket (a cookie alone is sent to any port of the host, so it
+// proves nothing about the page), keeps a /local/ws connection open
 // with reconnect (RATIONALE.md, "Why does the view reconnect with capped,
 // jittered backoff?"), keeps the host's ordered state with its
 // hostSequence, and offers typed request helpers with progress and cancel.
@@ -22,8 +24,10 @@ import {
   decodeEnvelope,
   encodeEnvelope,
   isOrderedType,
+  viewProtocols,
   type AckPayload,
   type AnyEnvelope,
+  type BootstrapResponse,
   type ConnectionStatePayload,
   type Envelope,
   type Family,
@@ -32,7 +36,6 @@ import {
   type MessageMap,
   type OrderedType,
   type RelayedErrorPayload,
-  type SessionInfo,
   type SnapshotPayload,
   type Target,
   type ViewConnectedPayload,
@@ -55,7 +58,7 @@ export interface WebSocketLike {
   close(code?: number, reason?: string): void;
 }
 /** A WebSocket constructor: `globalThis.WebSocket` in a browser. */
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
+export type WebSocketConstructor = new (url: string, protocols?: string[]) => WebSocketLike;
 /** A fetch: `globalThis.fetch` in a browser. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Pick<Response, "ok" | "status" | "json">>;
 
@@ -100,11 +103,14 @@ export interface BootstrapOptions {
 
 /**
  * Trades the one-time view credential for the view cookie (POST
- * /local/bootstrap; the browser stores the HttpOnly cookie). Refusals
- * reject with an {@link AirlockError} carrying `status`: 401
- * INVALID_CREDENTIALS, 403 INVALID_ORIGIN, 410 CREDENTIAL_EXPIRED.
+ * /local/bootstrap; the browser stores the HttpOnly cookie) and the view
+ * key, which it resolves with beside the session's facts: keep it in
+ * sessionStorage (never localStorage, a URL or a log) and pass it to
+ * {@link ViewClient} and to the door (`viewProtocols`). Refusals reject
+ * with an {@link AirlockError} carrying `status`: 401 INVALID_CREDENTIALS,
+ * 403 INVALID_ORIGIN, 410 CREDENTIAL_EXPIRED.
  */
-export async function bootstrap(fragment: ViewFragment, opts: BootstrapOptions = {}): Promise<SessionInfo> {
+export async function bootstrap(fragment: ViewFragment, opts: BootstrapOptions = {}): Promise<BootstrapResponse> {
   const f = opts.fetch ?? (globalThis.fetch as FetchLike);
   const res = await f(`${opts.baseUrl ?? ""}/local/bootstrap`, {
     method: "POST",
@@ -123,7 +129,7 @@ export async function bootstrap(fragment: ViewFragment, opts: BootstrapOptions =
     const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
     throw new AirlockError(typeof code === "string" ? code : `HTTP_${res.status}`, { status: res.status });
   }
-  return body as SessionInfo;
+  return body as BootstrapResponse;
 }
 
 // ---------------------------------------------------------------- view client
@@ -158,6 +164,12 @@ export function backoffDelay(attempt: number, rc: Readonly<Required<ReconnectOpt
 export interface ViewOptions {
   /** The session, from {@link bootstrap} (or kept from an earlier page load). */
   workspaceSessionId: string;
+  /**
+   * The view key {@link bootstrap} returned, offered in
+   * Sec-WebSocket-Protocol on every socket. Leave it out only for a broker
+   * run with local.view_key off (the cookie alone, as the seed).
+   */
+  viewKey?: string;
   /** The broker's base URL (http://127.0.0.1:PORT); default the page's own origin. */
   baseUrl?: string;
   /** Default `globalThis.WebSocket`. */
@@ -246,6 +258,7 @@ export class ViewClient extends Emitter<ViewEvents> {
   #handshakeTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #pending = new Map<string, Pending>();
   readonly #url: string;
+  readonly #protocols: string[] | undefined;
   readonly #WS: WebSocketConstructor;
   readonly #rc: Required<ReconnectOptions>;
   readonly #random: () => number;
@@ -258,6 +271,7 @@ export class ViewClient extends Emitter<ViewEvents> {
     const base = opts.baseUrl ?? (globalThis as { location?: Location }).location?.origin;
     if (!base) throw new TypeError("airlock view: baseUrl is required outside a page");
     this.#url = `${base.replace(/^http/, "ws")}/local/ws`;
+    this.#protocols = opts.viewKey ? viewProtocols(opts.viewKey) : undefined;
     const WS = opts.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (!WS) throw new TypeError("airlock view: no WebSocket constructor");
     this.#WS = WS;
@@ -392,7 +406,7 @@ export class ViewClient extends Emitter<ViewEvents> {
   // ------------------------------------------------------------ socket
 
   #dial(): void {
-    const ws = new this.#WS(this.#url);
+    const ws = this.#protocols ? new this.#WS(this.#url, this.#protocols) : new this.#WS(this.#url);
     this.#ws = ws;
     this.#handshakeTimer = setTimeout(() => {
       this.#handshakeTimer = undefined;

@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import WebSocket, { WebSocketServer } from "ws";
 import { BUDGET_MISMATCH, UNKNOWN_CALL, createChannel, createExecutorDoor, observe, refuse } from "@airlock/client/channel";
 import { WireError, callIdOf, parseAnswer, parseCall } from "@airlock/client/wire";
+import { viewProtocols } from "@airlock/client/messages";
 import { startPageBroker, until } from "./support/page.mjs";
 
 const repo = (path) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
@@ -376,7 +377,8 @@ test("the executor door answers a real broker's calls over a page connection", {
   const broker = await startPageBroker(bin, token);
   t.after(() => broker.stop());
   const auth = { "X-Tensorviz-Token": token };
-  const ws = new WebSocket(`ws://127.0.0.1:${broker.port}/local/channel`, { origin: broker.origin, headers: { Cookie: await broker.viewCookie() } });
+  const pass = await broker.viewCookie();
+  const ws = new WebSocket(`ws://127.0.0.1:${broker.port}/local/channel`, viewProtocols(pass.viewKey), { origin: broker.origin, headers: { Cookie: pass.cookie } });
   t.after(() => ws.terminate());
   await new Promise((resolve, reject) => {
     ws.once("open", resolve);

@@ -7,6 +7,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { createExecutorDoor, observe, refuse } from "../dist/door.js";
+import { viewProtocols } from "../dist/messages.js";
 import { startPageBroker, until } from "./support/page.mjs";
 
 const bin = process.env.AIRLOCK_BIN;
@@ -61,8 +62,9 @@ after(async () => {
   await broker?.stop();
 });
 
-// door starts a door whose sockets are recorded in sockets.
-function door(cookie, sockets, events) {
+// door starts a door whose sockets are recorded in sockets; pass (from
+// viewCookie) gives its cookie and view key.
+function door(pass, sockets, events) {
   return createExecutorDoor({
     url: `ws://127.0.0.1:${port}/local/channel`,
     catalog,
@@ -70,7 +72,7 @@ function door(cookie, sockets, events) {
     backoffBaseMs: 20,
     backoffMaxMs: 200,
     WebSocket: (url) => {
-      const ws = new WebSocket(url, { origin, headers: cookie ? { Cookie: cookie } : {} });
+      const ws = new WebSocket(url, pass?.viewKey ? viewProtocols(pass.viewKey) : [], { origin, headers: pass ? { Cookie: pass.cookie } : {} });
       sockets.push(ws);
       return ws;
     },
@@ -144,6 +146,16 @@ test("the door serves a page executor's tools with the view cookie", { skip }, a
   }
   assert.deepEqual(await d.done, { code: 1000, reason: "" });
   assert.ok(events.some((e) => e.type === "reconnecting"));
+});
+
+test("with the view cookie but not its view key the door is closed executor-unauthenticated", { skip }, async () => {
+  const { cookie } = await viewCookie();
+  for (const pass of [{ cookie }, { cookie, viewKey: "bm90LXRoZS12aWV3LWtleQ" }]) {
+    const sockets = [];
+    const d = door(pass, sockets, []);
+    assert.deepEqual(await d.done, { code: 1008, reason: "executor-unauthenticated" }, `view key ${pass.viewKey ?? "none"}`);
+    assert.equal(sockets.length, 1);
+  }
 });
 
 test("without the view cookie the door is closed executor-unauthenticated and stops", { skip }, async () => {

@@ -24,11 +24,21 @@ describe('view against the broker', { skip, timeout }, () => {
     assert.equal(info.workspaceSessionId, s.workspaceSessionId);
     assert.equal(info.viewCredential, undefined, 'bootstrap returns no credential');
     assert.equal(page.jar.size, 1);
-    const [name] = page.jar.keys();
+    const [[name, cookieKey]] = page.jar;
     assert.match(name, /^tensorviz_local_browser_[0-9a-f]{16}$/);
+    assert.match(info.viewKey, /^[A-Za-z0-9_-]{43}$/, 'bootstrap returns the view key');
+    assert.notEqual(info.viewKey, cookieKey);
 
     await assert.rejects(bootstrap(frag, { baseUrl: broker.baseUrl, fetch: browserFetch(broker.origin) }), refused(401, 'INVALID_CREDENTIALS'));
     await assert.rejects(bootstrap({ ...frag, viewCredential: s.hostCookieKey }, { baseUrl: broker.baseUrl, fetch: browserFetch(broker.origin) }), refused(401, 'INVALID_CREDENTIALS'));
+  });
+
+  test('a view with the cookie but not its view key is refused for good (4401, status failed)', async (t) => {
+    const { broker } = await startBroker(t);
+    const s = await broker.mint();
+    const { view } = await openView(t, s.viewUrl, { connect: false, view: { viewKey: undefined } });
+    await assert.rejects(view.connect(), (e) => e.closeCode === 4401 && e.code === 'INVALID_CREDENTIALS');
+    assert.equal(view.status, 'failed');
   });
 
   test('a view without the cookie is refused for good (4401, status failed)', async (t) => {

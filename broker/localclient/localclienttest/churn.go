@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -72,7 +71,8 @@ func Churn(ctx context.Context, client *localclient.Client, origin string, l Chu
 		if l.OnSecret != nil {
 			l.OnSecret(m.ViewCredential)
 			l.OnSecret(m.HostCookieKey)
-			l.OnSecret(ck.Value)
+			l.OnSecret(ck.Cookie.Value)
+			l.OnSecret(ck.Key)
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); errs <- hostActor(ctx, client.Base, m, l, st) }()
@@ -152,7 +152,7 @@ func answer(ctx context.Context, conn *localclient.Conn, st *ChurnStats) {
 // viewActor connects, sends requests, cancels some, asks for snapshots,
 // leaves with requests in flight, and checks that hostSequence strictly
 // increases within each host epoch.
-func viewActor(ctx context.Context, base string, m *localclient.Minted, ck *http.Cookie, l ChurnLoad, n int, st *ChurnStats) error {
+func viewActor(ctx context.Context, base string, m *localclient.Minted, ck *localclient.ViewPass, l ChurnLoad, n int, st *ChurnStats) error {
 	kinds := []string{"validateRequest", "exportRequest", "captureInspectRequest", "sourceEditRequest"}
 	for cycle := range l.Cycles {
 		conn, err := localclient.DialView(ctx, base, m.LaunchOrigin, m.WorkspaceSessionID, ck)

@@ -4,7 +4,7 @@
 // /local/ws, in the same run, so a figure is a ratio to what relaying
 // over coder/websocket costs anyway.
 //
-// It accepts every upgrade, treats the socket whose Origin header is
+// It accepts every upgrade (past the Guard its caller may set), treats the socket whose Origin header is
 // HostOrigin as the host, and queues every host message to each view's
 // own writer goroutine. No validation, no handshake, no ordering check, no
 // metrics: a full view queue drops the message silently. The one piece of
@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -35,10 +36,11 @@ const viewQueue = 256
 
 // Forwarder is a running bare forwarder on a loopback port.
 type Forwarder struct {
-	srv    *http.Server
-	ln     net.Listener
-	served chan struct{}
-	wg     sync.WaitGroup // running handlers
+	srv        *http.Server
+	ln         net.Listener
+	served     chan struct{}
+	maxMessage int64
+	wg         sync.WaitGroup // running handlers
 
 	mu     sync.Mutex
 	rooms  map[string]map[chan []byte]struct{}
@@ -47,15 +49,45 @@ type Forwarder struct {
 	closed bool
 }
 
+// DefaultMaxMessage is the read limit of Options{}: the most a
+// localclient reads, so nothing a client could receive is cut.
+const DefaultMaxMessage = 64 << 20
+
+// The server's timeouts: a local process that connects and sends no
+// upgrade, or keeps an answered connection open, does not hold it for
+// the rest of the run. Upgraded sockets are not under either.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 10 * time.Second
+)
+
+// Options configure a Forwarder.
+type Options struct {
+	// MaxMessage bounds a message read from any socket: a bigger one
+	// closes that socket (1009, message too big) before it is buffered. 0
+	// is DefaultMaxMessage.
+	MaxMessage int64
+	// Guard, when set, wraps the handler: `airlock load forwarder` admits
+	// only the load run that started it.
+	Guard func(http.Handler) http.Handler
+}
+
 // Start listens on a free loopback port and serves until Close.
-func Start() (*Forwarder, error) {
+func Start(o Options) (*Forwarder, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("baseline: forwarder: %w", err)
 	}
-	f := &Forwarder{ln: ln, served: make(chan struct{}),
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = DefaultMaxMessage
+	}
+	f := &Forwarder{ln: ln, served: make(chan struct{}), maxMessage: o.MaxMessage,
 		rooms: map[string]map[chan []byte]struct{}{}, conns: map[*websocket.Conn]struct{}{}}
-	f.srv = &http.Server{Handler: http.HandlerFunc(f.serve)}
+	var h http.Handler = http.HandlerFunc(f.serve)
+	if o.Guard != nil {
+		h = o.Guard(h)
+	}
+	f.srv = &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
 	go func() { defer close(f.served); _ = f.srv.Serve(ln) }()
 	return f, nil
 }
@@ -105,7 +137,7 @@ func (f *Forwarder) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.untrack(c)
-	c.SetReadLimit(-1)
+	c.SetReadLimit(f.maxMessage)
 	if r.Header.Get("Origin") == HostOrigin {
 		f.host(c, r.URL.Path)
 		return

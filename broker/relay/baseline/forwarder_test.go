@@ -39,7 +39,7 @@ func read(t *testing.T, c *websocket.Conn) string {
 // TestRooms checks that a host's messages reach every view of its room,
 // in order, and no view of another room.
 func TestRooms(t *testing.T) {
-	f, err := Start()
+	f, err := Start(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestRooms(t *testing.T) {
 // TestCloseDropsSockets checks that Close returns with clients still
 // connected, and that they see the close.
 func TestCloseDropsSockets(t *testing.T) {
-	f, err := Start()
+	f, err := Start(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

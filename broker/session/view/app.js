@@ -4,8 +4,11 @@
 // from the embedded client?").
 //
 // It takes "#<workspaceSessionId>.<viewCredential>" from the URL fragment
-// (and clears it at once), trades it for the view cookie, and lets the
-// ViewClient keep /local/ws up: reconnect with backoff and
+// (and clears it at once), trades it for the view cookie and the view
+// key, keeps the key in sessionStorage (this origin's, port included:
+// a page another process serves on another port of 127.0.0.1 is sent the
+// cookie but cannot read it), and lets the ViewClient keep /local/ws up,
+// offering the key on every socket: reconnect with backoff and
 // lastHostSequence, stale marking, and the final states (expired, failed).
 // Everything the host sends is untrusted: it reaches the page through
 // textContent and DOM building only, never as HTML, and the only URLs it
@@ -524,7 +527,7 @@ function wire(client) {
 async function start() {
   const frag = takeFragment();
   if (frag) {
-    announce("Trading the one-time link for this tab's session cookie…");
+    announce("Trading the one-time link for this tab's session cookie and key…");
     try {
       const info = await bootstrap(frag);
       sessionStorage.setItem(SESSION_KEY, JSON.stringify(info));
@@ -559,10 +562,10 @@ async function start() {
   $("sourceEdit").querySelector(".go").disabled = !canEdit;
   $("sourceEdit").dataset.capable = String(canEdit);
   $("main").hidden = false;
-  void startTools();
+  void startTools(info.viewKey);
   renderState({}, null);
   showStale(true);
-  const client = new ViewClient({ workspaceSessionId: info.workspaceSessionId });
+  const client = new ViewClient({ workspaceSessionId: info.workspaceSessionId, viewKey: info.viewKey });
   ui.client = client;
   wire(client);
   try {

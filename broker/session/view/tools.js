@@ -5,19 +5,28 @@
 // The page offers the descriptor page-notes (read_notes, list_notes,
 // search_notes) over notes the user gave it: files picked with the file
 // input (kept in memory for this tab) and files stored in the origin's
-// private file system (OPFS), which persist across reloads. It reads
+// private file system (OPFS), which persist across reloads. What it
+// stores is sealed (AES-GCM, name and text together, under a random file
+// name) with the broker's view storage key, which the page asks the live
+// broker for with its view key and holds only as a non-extractable
+// CryptoKey in memory: whoever serves a page on this origin once the
+// broker is stopped (any local user can bind its port) reads ciphertext
+// only (PROTOCOL section 3.1). It reads
 // nothing else: no path on disk, no other site's storage (RATIONALE.md,
 // "Why are the page's tools page-notes over picked and OPFS files?").
 //
 // The door connects to /local/channel on this page's own origin; the
-// browser sends the view cookie, whose path covers /local. The broker
-// admits a page only on its own loopback origin with the cookie of a
-// session minted for that origin: anything else is closed 1008
-// executor-unauthenticated, shown here, and the door does not retry. A
+// browser sends the view cookie, whose path covers /local, and the page
+// offers the view key bootstrap returned (Sec-WebSocket-Protocol). The
+// broker admits a page only on its own loopback origin with the cookie of
+// a session minted for that origin and that session's view key: anything
+// else is closed 1008 executor-unauthenticated, shown here, and the door
+// does not retry. A
 // second page that serves replaces this one (1000 page-replaced): this
 // page says so and stays off until the user turns it on again.
 
 import { createExecutorDoor, observe, refuse } from "./client/door.js";
+import { viewProtocols } from "./client/messages.js";
 import { EXEC_THREW } from "./client/wire.js";
 
 const $ = (id) => document.getElementById(id);
@@ -62,10 +71,13 @@ const MAX_NOTES = 500;
 const MAX_MATCHES = 200;
 const MAX_CALLS_SHOWN = 100;
 const MAX_WHY_BYTES = 1024; // executors/wire MaxWhyBytes
-const OPFS_DIR = "airlock-notes";
+const OPFS_DIR = "airlock-notes-sealed"; // sealed notes only; nothing else is read
+const IV_BYTES = 12;
+const MAX_SEALED_BYTES = 6 * MAX_NOTE_BYTES + 4096; // a note's JSON, escaped at worst, sealed
 
-/** notes: path → { text, source: "picked" | "stored" }. Stored wins over
- * a picked file of the same name (it is what survives a reload). */
+/** notes: path → { text, source: "picked" | "stored", file (stored: its
+ * OPFS name) }. Stored wins over a picked file of the same name (it is
+ * what survives a reload). */
 const picked = new Map();
 const stored = new Map();
 
@@ -137,35 +149,94 @@ function handle(call) {
 
 // ---------------------------------------------------------------- storage
 
+let sealKey; // the view storage key, a non-extractable CryptoKey; never stored
+
+/** unsealKey asks the broker for the view storage key with this page's
+ * view key (POST /local/storage-key) and imports it for AES-GCM only. */
+async function unsealKey(viewKey) {
+  const res = await fetch("/local/storage-key", {
+    method: "POST",
+    credentials: "same-origin",
+    cache: "no-store",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ viewKey }),
+  });
+  if (!res.ok) throw new Error(`the broker did not hand this page its storage key (HTTP ${res.status})`);
+  const { storageKey } = await res.json();
+  const raw = Uint8Array.from(atob(storageKey.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  return crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+/** seal encrypts a note as IV || AES-GCM(JSON {name, text}), bound to its
+ * file name (additional data), so a sealed file moved under another name
+ * does not open. */
+async function seal(file, name, text) {
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const plain = new TextEncoder().encode(JSON.stringify({ name, text }));
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode(file) }, sealKey, plain);
+  const out = new Uint8Array(IV_BYTES + sealed.byteLength);
+  out.set(iv);
+  out.set(new Uint8Array(sealed), IV_BYTES);
+  return out;
+}
+
+/** unseal opens a sealed note; it throws on anything this broker's key
+ * did not seal under that file name. */
+async function unseal(file, bytes) {
+  const iv = bytes.subarray(0, IV_BYTES);
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode(file) }, sealKey, bytes.subarray(IV_BYTES));
+  const { name, text } = JSON.parse(new TextDecoder().decode(plain));
+  if (typeof name !== "string" || typeof text !== "string") throw new Error("not a note");
+  return { name, text };
+}
+
+function randomFileName() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("") + ".sealed";
+}
+
 async function opfsDir() {
   if (!navigator.storage || !navigator.storage.getDirectory) throw new Error("this browser has no origin-private file system");
   const root = await navigator.storage.getDirectory();
   return root.getDirectoryHandle(OPFS_DIR, { create: true });
 }
 
-/** loadStored reads the notes stored in OPFS. */
+/** loadStored reads and unseals the notes stored in OPFS; it returns how
+ * many files did not open (not sealed by this broker, or damaged), which
+ * are left alone and never served. */
 async function loadStored() {
   stored.clear();
+  let unreadable = 0;
   const dir = await opfsDir();
-  for await (const [name, h] of dir.entries()) {
+  for await (const [file, h] of dir.entries()) {
     if (h.kind !== "file" || stored.size >= MAX_NOTES) continue;
     const f = await h.getFile();
-    if (f.size > MAX_NOTE_BYTES) continue;
-    stored.set(name, { text: await f.text(), source: "stored" });
+    if (f.size > MAX_SEALED_BYTES) continue;
+    try {
+      const { name, text } = await unseal(file, new Uint8Array(await f.arrayBuffer()));
+      stored.set(name, { text, source: "stored", file });
+    } catch {
+      unreadable++;
+    }
   }
+  return unreadable;
 }
 
+/** storeNote seals a note into its own file (the one it had, or a new
+ * random name) and returns the file's name. */
 async function storeNote(name, text) {
   const dir = await opfsDir();
-  const h = await dir.getFileHandle(name, { create: true });
+  const file = stored.get(name)?.file ?? randomFileName();
+  const h = await dir.getFileHandle(file, { create: true });
   const w = await h.createWritable();
-  await w.write(text);
+  await w.write(await seal(file, name, text));
   await w.close();
+  return file;
 }
 
 async function removeStored(name) {
   const dir = await opfsDir();
-  await dir.removeEntry(name);
+  await dir.removeEntry(stored.get(name).file);
 }
 
 /** takePicked reads the files of the input into memory, bounded. */
@@ -182,6 +253,7 @@ async function takePicked(files) {
 // ---------------------------------------------------------------- page
 
 let door;
+let viewKey; // from bootstrap, via app.js; offered on every channel socket
 const calls = new Map(); // callId → { tool, why } while the answer is pending
 
 function setServing(state, text) {
@@ -318,9 +390,11 @@ function startServing() {
   const mine = (e) => {
     if (door === me || e.type === "answered") onDoorEvent(e);
   };
+  const protocols = viewKey ? viewProtocols(viewKey) : undefined;
   const me = createExecutorDoor({
     url,
     catalog: CATALOG,
+    WebSocket: (u) => new WebSocket(u, protocols),
     handler: (call) => {
       const r = handle(call);
       calls.set(call.callId, { tool: call.tool, why: r.ok ? "" : r.why || r.refused });
@@ -332,8 +406,9 @@ function startServing() {
 }
 
 /** startTools wires the panel; called once the page holds the view
- * cookie. Serving starts off: the user turns it on. */
-export async function startTools() {
+ * cookie and its view key. Serving starts off: the user turns it on. */
+export async function startTools(key) {
+  viewKey = key;
   renderCatalog();
   renderNotes();
   $("serve").addEventListener("change", () => {
@@ -358,19 +433,22 @@ export async function startTools() {
   });
   $("store-picked").addEventListener("click", async () => {
     try {
+      if (!sealKey) throw new Error("this page has no storage key from the broker");
       for (const [name, n] of picked) {
-        await storeNote(name, n.text);
-        stored.set(name, { text: n.text, source: "stored" });
+        const file = await storeNote(name, n.text);
+        stored.set(name, { text: n.text, source: "stored", file });
       }
       picked.clear();
-      note("Stored in this browser's private storage: they stay across reloads until removed.", "ok");
+      note("Stored in this browser's private storage, sealed with the broker's key: they stay across reloads until removed.", "ok");
     } catch (e) {
       note(`Could not store: ${e.message}`, "error");
     }
     renderNotes();
   });
   try {
-    await loadStored();
+    sealKey = await unsealKey(viewKey);
+    const unreadable = await loadStored();
+    if (unreadable) note(`${unreadable} stored file(s) did not open with the broker's key and are not served.`, "warn");
   } catch (e) {
     note(`Stored notes unavailable: ${e.message}`, "warn");
   }

@@ -65,15 +65,15 @@ export function browserFetch(origin) {
 }
 
 /**
- * A WebSocket constructor for ViewClient that sends the jar's cookies and
- * the page's Origin, and records every socket it makes (so a test can cut
+ * A WebSocket constructor for ViewClient that sends the jar's cookies, the
+ * page's Origin and the subprotocols it is given (the view key), and records every socket it makes (so a test can cut
  * one as a network would).
  */
 export function browserWebSocket(fetchWithJar, origin) {
   const sockets = [];
   class BrowserWebSocket extends WebSocket {
-    constructor(url) {
-      super(url, { headers: { Cookie: fetchWithJar.cookieHeader(), Origin: origin } });
+    constructor(url, protocols) {
+      super(url, protocols ?? [], { headers: { Cookie: fetchWithJar.cookieHeader(), Origin: origin } });
       sockets.push(this);
     }
   }
@@ -92,7 +92,7 @@ export async function openView(t, viewUrl, opts = {}) {
   const f = browserFetch(origin);
   const info = await bootstrap(parseFragment(u.hash), { baseUrl: u.origin, fetch: f });
   const WS = browserWebSocket(f, origin);
-  const view = new ViewClient({ workspaceSessionId: info.workspaceSessionId, baseUrl: u.origin, WebSocket: WS, ...opts.view });
+  const view = new ViewClient({ workspaceSessionId: info.workspaceSessionId, viewKey: info.viewKey, baseUrl: u.origin, WebSocket: WS, ...opts.view });
   t.after(() => view.close());
   if (opts.connect !== false) await view.connect();
   return { view, info, sockets: WS.sockets, fetch: f };

@@ -2,7 +2,7 @@
 // broker (door.test.mjs, channel.test.mjs): `airlock serve` from
 // AIRLOCK_BIN on port 0 with a launch token the suite knows (the caller
 // API needs it), plain HTTP to it, and the view cookie a bootstrapped
-// page would hold.
+// page would hold with its view key.
 //
 // node --test also runs this file as a test file; it declares no tests.
 
@@ -67,7 +67,8 @@ function httpTo(port, method, path, { body, headers = {} } = {}) {
 }
 
 // viewCookie mints a session for the broker's own origin and bootstraps a
-// view, returning the Cookie header value the browser would send.
+// view, returning the Cookie header value the browser would send and the
+// view key the page keeps (offered with viewProtocols).
 async function viewCookie(http, origin, token) {
   const mint = await http("POST", "/local/sessions", { body: { launchOrigin: origin }, headers: { "X-Tensorviz-Token": token } });
   assert.equal(mint.status, 201, mint.text);
@@ -76,7 +77,7 @@ async function viewCookie(http, origin, token) {
   assert.equal(boot.status, 200, boot.text);
   const set = boot.headers["set-cookie"]?.[0];
   assert.match(set ?? "", /^tensorviz_local_browser_[0-9a-f]{16}=/);
-  return set.split(";")[0];
+  return { cookie: set.split(";")[0], viewKey: JSON.parse(boot.text).viewKey };
 }
 
 /** until resolves once cond() holds, polling every 10 ms, and fails the

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/airlock/airlock/broker/v1client"
+	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/bundled"
@@ -84,7 +84,7 @@ func loadBaseline(label, tool string, roots map[string]string) (Baseline, error)
 	if id, ok := strings.CutPrefix(label, "builtin:"); ok {
 		fsys = bundledPlugin(id)
 	} else {
-		fsys = os.DirFS(label)
+		fsys = filecheck.Dir(label)
 	}
 	m, module, err := readPlugin(fsys)
 	if err != nil {
@@ -118,15 +118,7 @@ func bundledPlugin(id string) fs.FS {
 // sha256 included: a baseline must run the module the manifest vouches
 // for.
 func readPlugin(fsys fs.FS) (plugins.Manifest, []byte, error) {
-	data, err := fs.ReadFile(fsys, plugins.ManifestName)
-	if err != nil {
-		return plugins.Manifest{}, nil, err
-	}
-	m, err := plugins.ParseManifest(data)
-	if err != nil {
-		return m, nil, fmt.Errorf("%s: %w", plugins.ManifestName, err)
-	}
-	module, err := fs.ReadFile(fsys, m.Module)
+	m, module, err := plugins.ReadFolder(fsys, ".", "")
 	if err != nil {
 		return m, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -36,7 +37,7 @@ type IdleOptions struct {
 	BrokerPID int
 	// Floor starts the bare forwarder in a process of its own; nil
 	// measures the broker alone.
-	Floor func(ctx context.Context) (*FloorProcess, error)
+	Floor func(ctx context.Context, maxMessage int64) (*FloorProcess, error)
 	// Progress, when not nil, gets a line per phase.
 	Progress io.Writer
 }
@@ -126,12 +127,12 @@ func Idle(ctx context.Context, client *localclient.Client, origin string, o Idle
 	air.Label, air.Source = "airlock "+client.Base, source
 	rep.Airlock = air
 	if o.Floor != nil && ctx.Err() == nil {
-		fp, err := o.Floor(ctx)
+		fp, err := o.Floor(ctx, MaxMessage(0)) // idle hosts send nothing
 		if err != nil {
 			return nil, fmt.Errorf("load: floor: %w", err)
 		}
 		readFloor := func() (memSample, error) { return readProcRSS(fp.PID) }
-		b, err := measureIdle(ctx, "baseline", o, readFloor, func(ctx context.Context, g *idleGroup) error { return connectIdleBare(ctx, fp.URL, o, g) })
+		b, err := measureIdle(ctx, "baseline", o, readFloor, func(ctx context.Context, g *idleGroup) error { return connectIdleBare(ctx, fp, o, g) })
 		stopErr := fp.Stop()
 		if err != nil {
 			return nil, err
@@ -324,7 +325,7 @@ func connectIdleAirlock(ctx context.Context, client *localclient.Client, origin 
 		g.addHost(host, o.Views)
 		err = dialMany(ctx, o.Views, o.Dialers, func(ctx context.Context) error {
 			v, err := localclient.Dial(ctx, client.Base, localclient.DialOptions{Origin: origin, SessionID: minted.WorkspaceSessionID,
-				Cookies: []*http.Cookie{ck}, Inbox: idleInbox})
+				Cookies: []*http.Cookie{ck.Cookie}, ViewKey: ck.Key, Inbox: idleInbox})
 			if err != nil {
 				return err
 			}
@@ -343,8 +344,8 @@ func connectIdleAirlock(ctx context.Context, client *localclient.Client, origin 
 }
 
 // openSession mints a session (ttl 0: the broker's default), bootstraps
-// its view cookie and connects its host, hello answered.
-func openSession(ctx context.Context, client *localclient.Client, origin string, ttl int64) (*localclient.Minted, *http.Cookie, *localclient.Conn, error) {
+// its view cookie and key and connects its host, hello answered.
+func openSession(ctx context.Context, client *localclient.Client, origin string, ttl int64) (*localclient.Minted, *localclient.ViewPass, *localclient.Conn, error) {
 	minted, err := client.Mint(ctx, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: ttl})
 	if err != nil {
 		return nil, nil, nil, err
@@ -367,16 +368,16 @@ func openSession(ctx context.Context, client *localclient.Client, origin string,
 // connectIdleBare connects the same topology to the bare forwarder, one
 // room (path) per session. It has no hello and no notices: a view is
 // connected when its upgrade is answered.
-func connectIdleBare(ctx context.Context, url string, o IdleOptions, g *idleGroup) error {
+func connectIdleBare(ctx context.Context, fp *FloorProcess, o IdleOptions, g *idleGroup) error {
 	for i := range o.Sessions {
-		room := fmt.Sprintf("%s/s%d", url, i)
-		host, err := localclient.Dial(ctx, room, localclient.DialOptions{Origin: relaybaseline.HostOrigin})
+		room := fmt.Sprintf("%s/s%d", fp.URL, i)
+		host, err := localclient.Dial(ctx, room, localclient.DialOptions{Origin: relaybaseline.HostOrigin, Header: SecretHeader(fp.Secret)})
 		if err != nil {
 			return err
 		}
 		g.addHost(host, 0)
 		err = dialMany(ctx, o.Views, o.Dialers, func(ctx context.Context) error {
-			v, err := localclient.Dial(ctx, room, localclient.DialOptions{Inbox: idleInbox})
+			v, err := localclient.Dial(ctx, room, localclient.DialOptions{Inbox: idleInbox, Header: SecretHeader(fp.Secret)})
 			if err != nil {
 				return err
 			}
@@ -501,8 +502,8 @@ func parseVmRSS(status []byte) (int64, error) {
 			break
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			break
+		if err != nil || kb < 0 || kb > math.MaxInt64>>10 {
+			break // a size is never negative, and its bytes must fit
 		}
 		return kb << 10, nil
 	}

@@ -1,7 +1,9 @@
 package load
 
 import (
+	"math/big"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,7 +98,27 @@ func FuzzParseMemMetrics(f *testing.F) {
 func FuzzParseVmRSS(f *testing.F) {
 	f.Add([]byte("VmRSS:\t  206228 kB\n"))
 	f.Add([]byte("VmRSS: 9223372036854775807 kB\n"))
+	f.Add([]byte("VmRSS: 9007199254740991 kB\n"))
+	f.Add([]byte("VmRSS: -5 kB\n"))
+	f.Add([]byte("Name: x\nVmRSS: +12 kB\nVmRSS: 99 kB\n"))
 	f.Fuzz(func(t *testing.T, status []byte) {
-		_, _ = parseVmRSS(status)
+		rss, err := parseVmRSS(status)
+		if err != nil {
+			return
+		}
+		// An accepted figure is the first VmRSS line's kB, times 1024
+		// exactly: never negative, never wrapped.
+		var kb *big.Int
+		for line := range strings.Lines(string(status)) {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				if f := strings.Fields(rest); len(f) == 2 && f[1] == "kB" {
+					kb, _ = new(big.Int).SetString(f[0], 10)
+				}
+				break
+			}
+		}
+		if kb == nil || kb.Sign() < 0 || new(big.Int).Lsh(kb, 10).Cmp(big.NewInt(rss)) != 0 {
+			t.Fatalf("%q: accepted as %d bytes, which is not its first VmRSS line's kB", status, rss)
+		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -271,6 +272,24 @@ func TestPadFor(t *testing.T) {
 	}
 	if padFor("ws_x", 10) != "" {
 		t.Error("a pad below the envelope's own size")
+	}
+}
+
+// TestMaxMessageHoldsEveryFrameOfTheRun: the bare forwarder's read limit
+// is at least every frame a run of that size sends (the longest ids,
+// times and sequence numbers included), and a frame bigger than the run's
+// is over it.
+func TestMaxMessageHoldsEveryFrameOfTheRun(t *testing.T) {
+	for _, size := range []int{0, 10, 200, 256, 4096, 1 << 20} {
+		for _, id := range []string{"ws_" + strings.Repeat("a", 22), fmt.Sprintf("ws_bare%018d", 999)} {
+			frame := localclient.Envelope(id, "focusNode", focus{NodeID: "layer-7", T: math.MaxInt64, Pad: padFor(id, size)}, math.MaxInt64)
+			if int64(len(frame)) > MaxMessage(size) {
+				t.Errorf("--size %d: a %d-byte frame is over the limit %d", size, len(frame), MaxMessage(size))
+			}
+		}
+		if MaxMessage(size) > int64(size)+512 {
+			t.Errorf("--size %d: the limit %d leaves a stranger more than an envelope over the run's frames", size, MaxMessage(size))
+		}
 	}
 }
 

@@ -29,7 +29,7 @@ type PairedCalls struct {
 // (b) the same call to the local descriptor, (c) one bare loopback
 // coder/websocket round trip with frames the size of (a)'s call and
 // answer on the channel (package rtt), all at o.Concurrency. The floor is
-// local + rtt; issue 13's target is a paired call at most 1.5 times it.
+// local + rtt; the performance target is a paired call at most 1.5 times it.
 // A ctx that ends cuts the run short.
 func Paired(ctx context.Context, c *v1client.Client, pc PairedCalls, o CallsOptions) (*PairedReport, error) {
 	if err := o.Check(); err != nil {
@@ -144,7 +144,7 @@ type PairedFloor struct {
 
 // PairedRatios are paired ÷ (local + rtt). Throughput below 1 and
 // TimePerCall and P50 above 1 mean the paired call costs more than its
-// floor; issue 13's target is TimePerCall and P50 at most 1.5.
+// floor; the performance target is TimePerCall and P50 at most 1.5.
 type PairedRatios struct {
 	Throughput  float64 `json:"throughput"`
 	TimePerCall float64 `json:"timePerCall"`
@@ -166,7 +166,7 @@ func pairedFloor(paired, local, rtt *CallsFigures) (*PairedFloor, *PairedRatios)
 		TimePerCall: f.CallsPerSecond / paired.CallsPerSecond, P50: paired.LatencyMs.P50 / f.P50Ms}
 }
 
-// PairedTarget is issue 13's bound on a paired call: at most this many
+// PairedTarget is the performance target's bound on a paired call: at most this many
 // times a local call plus one loopback round trip.
 const PairedTarget = 1.5
 

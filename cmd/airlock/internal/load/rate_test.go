@@ -43,7 +43,7 @@ func TestRateChecked(t *testing.T) {
 }
 
 func TestParseShapes(t *testing.T) {
-	got, err := ParseShapes(Issue13Shapes)
+	got, err := ParseShapes(StandardShapes)
 	if err != nil || len(got) != 3 || got[0] != (Shape{1, 10000}) || got[1] != (Shape{100, 1000}) || got[2] != (Shape{1000, 50}) {
 		t.Fatalf("%v %v", got, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"iter"
 	"math"
+	"net/http"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -32,24 +34,40 @@ type RelayOptions struct {
 	// with the broker.
 	Baseline bool
 	// Floor starts that forwarder in a process of its own, as the broker
-	// is, so both sides pay the same wake-ups between processes; nil runs
-	// it in this process.
-	Floor func(ctx context.Context) (*FloorProcess, error)
+	// is, so both sides pay the same wake-ups between processes, reading
+	// messages of at most maxMessage bytes; nil runs it in this process.
+	Floor func(ctx context.Context, maxMessage int64) (*FloorProcess, error)
+}
+
+// MaxMessage is the bare forwarder's read limit for a run of frameBytes
+// frames: the frame and the largest envelope one carries (padFor pads a
+// frame to frameBytes against a shorter envelope), so none of the run's
+// messages is cut and a bigger one, which only a stranger sends, closes
+// its socket before it is buffered.
+func MaxMessage(frameBytes int) int64 {
+	env := localclient.Envelope("ws_"+strings.Repeat("x", 22), "focusNode", focus{NodeID: "layer-7", T: math.MaxInt64}, math.MaxInt64)
+	return int64(max(frameBytes, 0) + len(env))
 }
 
 // forwarder is the bare forwarder the baseline side talks to, in this
-// process or in its own.
+// process or in its own. Either admits only dials with Header, its run's
+// secret (SecretGuard).
 type forwarder interface {
 	URL() string
+	Header() http.Header
 	Views() (int, error)
 	Close() error
 	Where() string
 }
 
 // inProcess is relaybaseline.Forwarder running in this process.
-type inProcess struct{ *relaybaseline.Forwarder }
+type inProcess struct {
+	*relaybaseline.Forwarder
+	secret string
+}
 
 func (f inProcess) Views() (int, error) { return f.Forwarder.Views(), nil }
+func (f inProcess) Header() http.Header { return SecretHeader(f.secret) }
 func (f inProcess) Where() string       { return "in this process" }
 
 // ownProcess is the forwarder in a FloorProcess.
@@ -57,6 +75,7 @@ type ownProcess struct{ *FloorProcess }
 
 func (f ownProcess) URL() string         { return f.FloorProcess.URL }
 func (f ownProcess) Views() (int, error) { return f.FloorProcess.Views() }
+func (f ownProcess) Header() http.Header { return SecretHeader(f.Secret) }
 func (f ownProcess) Close() error        { return f.Stop() }
 func (f ownProcess) Where() string       { return fmt.Sprintf("process %d", f.PID) }
 
@@ -165,7 +184,7 @@ func connectSession(ctx context.Context, t *topology, client *localclient.Client
 // connectBare starts the bare forwarder and connects the same topology
 // to it, one room (path) per session.
 func connectBare(ctx context.Context, o RelayOptions, m *meter) (forwarder, *topology, error) {
-	fw, err := startForwarder(ctx, o.Floor)
+	fw, err := startForwarder(ctx, o.Floor, MaxMessage(o.FrameBytes))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,20 +200,29 @@ func connectBare(ctx context.Context, o RelayOptions, m *meter) (forwarder, *top
 }
 
 // startForwarder starts the bare forwarder with floor, or in this process
-// when floor is nil.
-func startForwarder(ctx context.Context, floor func(context.Context) (*FloorProcess, error)) (forwarder, error) {
+// when floor is nil, reading messages of at most maxMessage bytes.
+func startForwarder(ctx context.Context, floor func(context.Context, int64) (*FloorProcess, error), maxMessage int64) (forwarder, error) {
 	if floor != nil {
-		fp, err := floor(ctx)
+		fp, err := floor(ctx, maxMessage)
 		if err != nil {
 			return nil, err
 		}
 		return ownProcess{fp}, nil
 	}
-	fw, err := relaybaseline.Start()
+	secret := NewSecret()
+	fw, err := StartForwarder(maxMessage, secret)
 	if err != nil {
 		return nil, err
 	}
-	return inProcess{fw}, nil
+	return inProcess{fw, secret}, nil
+}
+
+// StartForwarder is the bare forwarder as a load run serves it, in this
+// process or in `airlock load forwarder`'s: reading messages of at most
+// maxMessage bytes, and admitting only dials that carry secret.
+func StartForwarder(maxMessage int64, secret string) (*relaybaseline.Forwarder, error) {
+	return relaybaseline.Start(relaybaseline.Options{MaxMessage: maxMessage,
+		Guard: func(h http.Handler) http.Handler { return SecretGuard(secret, h) }})
 }
 
 func dialBare(ctx context.Context, fw forwarder, t *topology, sessions, views int) error {
@@ -203,13 +231,13 @@ func dialBare(ctx context.Context, fw forwarder, t *topology, sessions, views in
 		// As long as a minted id (ws_ and 22 characters), so frames are the
 		// same size even below the envelope's own.
 		id := fmt.Sprintf("ws_bare%018d", i)
-		host, err := localclient.Dial(ctx, room, localclient.DialOptions{Origin: relaybaseline.HostOrigin, SessionID: id})
+		host, err := localclient.Dial(ctx, room, localclient.DialOptions{Origin: relaybaseline.HostOrigin, SessionID: id, Header: fw.Header()})
 		if err != nil {
 			return err
 		}
 		s := t.addSession(host, id)
 		for range views {
-			v, err := localclient.Dial(ctx, room, localclient.DialOptions{SessionID: id})
+			v, err := localclient.Dial(ctx, room, localclient.DialOptions{SessionID: id, Header: fw.Header()})
 			if err != nil {
 				return err
 			}

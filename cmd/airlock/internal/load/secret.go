@@ -11,8 +11,9 @@ import (
 )
 
 // A floor process that serves something a local stranger should not have
-// (the HTTP floor runs the operator's tool on their roots) or could take
-// from the load (the rtt echo serves one connection) admits only requests
+// (the HTTP floor runs the operator's tool on their roots), could take
+// from the load (the rtt echo serves one connection) or could grow (the
+// relay forwarder buffers what it is sent) admits only requests
 // that carry its run's secret in the token header. The secret is made per
 // run, reaches the child on its stdin (never argv, which other local
 // users can read) and is compared in constant time (RATIONALE.md, "Why
@@ -31,10 +32,9 @@ func SecretHeader(secret string) http.Header {
 }
 
 // SecretGuard answers 401 to a request without secret in the token
-// header, and closes its connection (a floor's server has no idle
-// timeout, since the run's own connections wait out the other sides'
-// turns, so a kept one would be a stranger's to park); it passes the rest
-// to next.
+// header, and closes its connection (a kept one would be a stranger's to
+// park until a floor's idle timeout, where it has one); it passes the
+// rest to next.
 func SecretGuard(secret string, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(secret))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

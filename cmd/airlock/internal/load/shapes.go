@@ -18,12 +18,12 @@ type Shape struct {
 	Rate  int `json:"ratePerSession"`
 }
 
-// Issue13Shapes are the relay rows of the performance targets: one view
+// StandardShapes are the relay rows of the performance targets: one view
 // with the host at 10,000 messages/s, 100 at 1,000, 1,000 at 50.
-const Issue13Shapes = "1x10000,100x1000,1000x50"
+const StandardShapes = "1x10000,100x1000,1000x50"
 
 // errShapes refuses a --shapes list that does not parse.
-var errShapes = errors.New("load: shapes are VIEWSxRATE[,VIEWSxRATE...], e.g. " + Issue13Shapes)
+var errShapes = errors.New("load: shapes are VIEWSxRATE[,VIEWSxRATE...], e.g. " + StandardShapes)
 
 // ParseShapes parses "VIEWSxRATE,..." (views at least 1, rate at least 1
 // and at most MaxRate).
