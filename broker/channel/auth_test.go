@@ -66,8 +66,15 @@ func TestAuthenticationAttacks(t *testing.T) {
 		{name: "bearer with a suffix", frames: [][]byte{wire.HelloFrame(bearer + "x")}, reason: link.ReasonBearerRefused},
 		{name: "revoked bearer", frames: [][]byte{wire.HelloFrame(revoked)}, reason: link.ReasonBearerRefused},
 		{name: "empty bearer", frames: [][]byte{hello(`"role":"environment","bearer":""`)}, reason: link.ReasonUnauthenticated},
-		{name: "foreign origin with a valid bearer", header: http.Header{"Origin": {"https://evil.example"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "foreign origin with a wrong bearer", header: http.Header{"Origin": {"https://evil.example"}}, frames: [][]byte{wire.HelloFrame(offByOne)}, reason: link.ReasonBearerRefused},
+		{name: "foreign origin without a hello", header: http.Header{"Origin": {"https://evil.example"}}, reason: link.ReasonUnauthenticated},
+		{name: "foreign origin with a catalog instead of hello", header: http.Header{"Origin": {"https://evil.example"}}, frames: [][]byte{claim}, reason: link.ReasonUnauthenticated},
 		{name: "loopback origin on another port", header: http.Header{"Origin": {"http://127.0.0.1:1"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "localhost origin on another port", header: http.Header{"Origin": {"http://localhost:1"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "[::1] origin on another port", header: http.Header{"Origin": {"http://[::1]:1"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "webview origin", header: http.Header{"Origin": {"vscode-webview://0a1b2c"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "origin no browser writes", header: http.Header{"Origin": {"https://Evil.example"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
+		{name: "two foreign origins", header: http.Header{"Origin": {"https://evil.example", "https://evil.example"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
 		{name: "origin null", header: http.Header{"Origin": {"null"}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
 		{name: "empty origin", header: http.Header{"Origin": {""}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
 		{name: "https loopback origin", header: http.Header{"Origin": {"https://127.0.0.1:" + w.port()}}, frames: [][]byte{wire.HelloFrame(bearer)}, reason: link.ReasonUnauthenticated},
@@ -104,6 +111,24 @@ func TestAuthenticationAttacks(t *testing.T) {
 	w.env(bearer).catalog(desc("labtool", 60000)).answering(echo("lab"))
 	testkit.Eventually(t, "lab to attach", func() bool { return w.peers("machine") == 1 })
 	testkit.Eventually(t, "lab's call", func() bool { return w.call("c", "labtool", "t", `{}`).OK })
+}
+
+// TestForeignOriginEnvironmentAdmitted: a connection whose Origin is a
+// site other than this machine is an environment like one without an
+// Origin: a paired bearer's hello admits it as that pairing.
+func TestForeignOriginEnvironmentAdmitted(t *testing.T) {
+	w := newWorld(t, nil)
+	bearer := w.pair("lab")
+	p := w.dial("/channel", http.Header{"Origin": {"https://ide.example"}})
+	p.send(wire.HelloFrame(bearer))
+	p.catalog(desc("labtool", 60000)).answering(echo("lab"))
+	testkit.Eventually(t, "lab's catalog", func() bool { return w.routed("labtool", "machine:lab") })
+	if a := w.call("c", "labtool", "t", `{}`); !a.OK {
+		t.Errorf("call to the environment with a foreign Origin: %+v", a)
+	}
+	if w.peers("page") != 0 {
+		t.Error("the foreign Origin made a page")
+	}
 }
 
 // TestRevokedWhileConnected: removing a pairing closes its live connection

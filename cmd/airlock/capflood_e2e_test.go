@@ -98,7 +98,8 @@ func TestConnectionCapEvictsUnauthenticatedUpgrades(t *testing.T) {
 	own := "Origin: " + p.URL() + "\r\n"
 	kinds := []struct{ path, extra string }{
 		{"/channel", ""}, // no Origin: must say hello, never does
-		{"/channel", "Origin: http://evil.example\r\n"}, // refused Origin
+		{"/channel", "Origin: http://evil.example\r\n"}, // foreign Origin: must say hello, never does
+		{"/channel", "Origin: http://127.0.0.1:1\r\n"},  // another loopback port: refused
 		{"/channel", own},      // loopback Origin without the cookie
 		{"/local/channel", ""}, // same endpoint, never says hello
 		{"/local/ws", own},     // no cookie: refused

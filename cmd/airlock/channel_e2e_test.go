@@ -268,7 +268,8 @@ func TestChannelAuthAttacksEndToEnd(t *testing.T) {
 		{"extra key", nil, []byte(`{"type":"hello","role":"environment","bearer":"` + bearer + `","grant":"all"}`), "executor-unauthenticated"},
 		{"bearer one character off", nil, wire.HelloFrame(string(offByOne)), "bearer-refused"},
 		{"revoked bearer", nil, wire.HelloFrame(revoked), "bearer-refused"},
-		{"foreign origin with a valid bearer", http.Header{"Origin": {"http://evil.example"}}, wire.HelloFrame(bearer), "executor-unauthenticated"},
+		{"foreign origin with a bearer one character off", http.Header{"Origin": {"http://evil.example"}}, wire.HelloFrame(string(offByOne)), "bearer-refused"},
+		{"loopback origin of another port with a valid bearer", http.Header{"Origin": {"http://127.0.0.1:1"}}, wire.HelloFrame(bearer), "executor-unauthenticated"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
