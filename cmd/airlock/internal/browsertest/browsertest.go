@@ -45,9 +45,11 @@ type Browser struct {
 	shots  string
 }
 
-// Start launches the browser, or skips the test (see the package doc).
-// It stops when the test ends.
-func Start(t testing.TB) *Browser {
+// Start launches the browser with extra options added to the defaults
+// (a test that serves a page under a site's name maps that name to
+// loopback with "host-resolver-rules"), or skips the test (see the
+// package doc). It stops when the test ends.
+func Start(t testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
 	path, err := Find()
 	if err != nil {
@@ -59,6 +61,7 @@ func Start(t testing.TB) *Browser {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900),
 		chromedp.WSURLReadTimeout(2*time.Minute)) // a loaded machine starts it slowly
+	opts = append(opts, extra...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	b := &Browser{t: t, ctx: ctx, cancel: func() { cancel(); acancel() }}
