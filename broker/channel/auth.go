@@ -25,13 +25,13 @@ func refused(reason string) verdict { return verdict{reason: reason} }
 
 // authenticate applies PROTOCOL section 6, in this order: a request
 // without an Origin, or with one Origin of a site that cannot be this
-// machine (some WebSocket stacks always send one), is a program and must
-// say hello with a paired bearer; its cookies and subprotocols are never
-// read. Otherwise it is a browser page when that Origin is the broker's
-// own loopback origin (and, with channel.loopback_auth, on by default, it
-// carries the view cookie and view key of a live session launched from
-// that Origin), else it is refused at once: any other Origin is a page on
-// this machine or a value no browser sends.
+// machine (some WebSocket stacks always send one), must say hello with a
+// paired bearer, as an environment does; its cookies and view key are
+// never looked at. Otherwise it is a browser page when that Origin is the
+// broker's own loopback origin (and, with channel.loopback_auth, on by
+// default, it carries the view cookie and view key of a live session
+// launched from that Origin), else it is refused at once: any other
+// Origin is a page on this machine or a value no browser sends.
 func (c *Channel) authenticate(r *http.Request, conn *websocket.Conn) verdict {
 	origin, one := httpx.OneOrigin(r)
 	if len(r.Header.Values("Origin")) == 0 || (one && httpx.ForeignOrigin(origin)) {
