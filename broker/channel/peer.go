@@ -12,10 +12,10 @@ import (
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// maxFrameBytes bounds one frame from an authenticated peer: the largest
-// observation a descriptor may declare, plus room for the envelope. A
-// larger frame is discarded as it streams in, never buffered whole.
-const maxFrameBytes = wire.MaxOutputBytes + 1<<20
+// maxFrameBytes bounds one frame from an authenticated peer (see
+// wire.MaxPeerFrameBytes). A larger frame is discarded as it streams in,
+// never buffered whole.
+const maxFrameBytes = wire.MaxPeerFrameBytes
 
 // identity is who an authenticated connection is.
 type identity struct {

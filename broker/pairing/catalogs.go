@@ -60,7 +60,7 @@ func LoadCatalog(dataDir, name string) (ds []wire.Descriptor, ok bool, err error
 		return nil, false, err
 	}
 	defer dir.Close()
-	data, _, err := datadir.ReadFile(dir, name+".json")
+	data, _, err := datadir.ReadFile(dir, name+".json", wire.MaxPeerFrameBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

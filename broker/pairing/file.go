@@ -80,12 +80,17 @@ func NewBearer() (string, Digest) {
 // DigestOf is the SHA-256 of a presented bearer.
 func DigestOf(bearer string) Digest { return sha256.Sum256([]byte(bearer)) }
 
+// maxFileBytes bounds the pairings file: a name and a digest take about
+// 150 bytes, so this holds tens of thousands of pairings, and a file
+// planted or grown past it is refused rather than read whole.
+const maxFileBytes = 4 << 20
+
 // read loads the document from the data root; a missing file is an
 // empty one. A file that group or others may read is refused, and so is
 // a link (never followed) and any shape other than the documented one
 // (strict keys, version 1, valid and unique names).
 func read(root *os.Root) (document, error) {
-	data, info, err := datadir.ReadFile(root, FileName)
+	data, info, err := datadir.ReadFile(root, FileName, maxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return document{Version: 1}, nil
 	}

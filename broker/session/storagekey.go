@@ -53,7 +53,7 @@ func LoadStorageKey(dataDir string) ([]byte, error) {
 }
 
 func readStorageKey(root *os.Root) ([]byte, error) {
-	data, fi, err := datadir.ReadFile(root, StorageKeyFile)
+	data, fi, err := datadir.ReadFile(root, StorageKeyFile, storageKeyBytes)
 	switch {
 	case err != nil:
 		return nil, err

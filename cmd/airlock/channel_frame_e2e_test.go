@@ -29,8 +29,8 @@ func TestChannelPeerFrameBound(t *testing.T) {
 	}
 	res := w.callAsync("big", "pbig", b, "echo", `{}`)
 	c := page.nextCall()
-	page.send(frame(bound+1, fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":"fetch-failed","why":"`, c.CallID), `"}`))
-	page.send(frame(bound, fmt.Sprintf(`{"v":1,"callId":%q,"ok":true,"observed":{"pad":"`, c.CallID), `"}}`))
+	page.sendLarge(frame(bound+1, fmt.Sprintf(`{"v":1,"callId":%q,"ok":false,"refused":"fetch-failed","why":"`, c.CallID), `"}`))
+	page.sendLarge(frame(bound, fmt.Sprintf(`{"v":1,"callId":%q,"ok":true,"observed":{"pad":"`, c.CallID), `"}}`))
 	if a := res(); a.Refused != wire.OutputTooLarge {
 		t.Fatalf("answers over and at the bound: %s %.80q, want output-too-large from the one at the bound", a.Refused, a.Why)
 	}

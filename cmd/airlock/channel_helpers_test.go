@@ -281,6 +281,18 @@ func (p *wsPeer) send(frame []byte) {
 	_ = p.conn.Write(ctx, websocket.MessageText, frame)
 }
 
+// sendLarge writes a frame of tens of MiB, which takes a loaded machine
+// far longer than send's bound (the library closes the connection when a
+// write outlives its context), and fails the test if the write fails.
+func (p *wsPeer) sendLarge(frame []byte) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := p.conn.Write(ctx, websocket.MessageText, frame); err != nil {
+		p.t.Fatalf("writing a %d-byte frame: %v", len(frame), err)
+	}
+}
+
 // read returns the next message, or the error that ended the connection.
 func (p *wsPeer) read() ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

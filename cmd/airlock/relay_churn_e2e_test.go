@@ -100,16 +100,8 @@ func TestRelayViewChurnNeverDropsHost(t *testing.T) {
 	t.Parallel()
 	sc := churnSize()
 	p := startSessions(t, sc.env...)
-	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
-	s.pass = p.bootstrap(t, s.m)
-	s.ck = s.pass.Cookie
-	// The host buffers one message and reads nothing more until the
-	// attack is over (a busy extension).
-	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{s.hostCookie()}, Inbox: 1})
-	if _, err := s.host.Hello(tctx(t)); err != nil {
-		t.Fatal(err)
-	}
+	// The host reads nothing more until the attack is over (a busy extension).
+	s := stalledHostSession(t, p)
 	v, _ := p.view(t, s.m, s.pass)
 	// The view fills its share of the host's queue with big acks; the
 	// sentinel's refusal comes after every answer to them.
@@ -184,16 +176,8 @@ func TestRelayLeavingNoticesPastHostByteBoundAreDropped(t *testing.T) {
 	// of 200 KiB targets overflow the rest within a few.
 	p := startSessions(t, "AIRLOCK_LOCAL_MAX_FRAME_BYTES=1048576", "AIRLOCK_LOCAL_OUTBOUND_QUEUE_BYTES=1048576",
 		"AIRLOCK_LOCAL_MAX_REQUESTS_PER_VIEW=1000")
-	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
-	s.pass = p.bootstrap(t, s.m)
-	s.ck = s.pass.Cookie
-	// The host buffers one message and reads nothing more until the
-	// view has left.
-	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{s.hostCookie()}, Inbox: 1})
-	if _, err := s.host.Hello(tctx(t)); err != nil {
-		t.Fatal(err)
-	}
+	// The host reads nothing more until the view has left.
+	s := stalledHostSession(t, p)
 	witness, _ := p.view(t, s.m, s.pass) // stays, to reach the host afterwards
 	leaving, c := p.view(t, s.m, s.pass)
 	pad := strings.Repeat("p", 200<<10)

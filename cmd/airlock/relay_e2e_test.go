@@ -56,6 +56,22 @@ func (s *session) hostCookie() *http.Cookie {
 	return &http.Cookie{Name: contract.HostCookie, Value: s.m.HostCookieKey}
 }
 
+// stalledHostSession mints and bootstraps a session and connects its host
+// with a one-message inbox: once that is full the host reads nothing more
+// (a busy extension), so the broker's queue toward it fills.
+func stalledHostSession(t *testing.T, p *proc) *session {
+	t.Helper()
+	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
+	s.pass = p.bootstrap(t, s.m)
+	s.ck = s.pass.Cookie
+	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
+		Cookies: []*http.Cookie{s.hostCookie()}, Inbox: 1})
+	if _, err := s.host.Hello(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestRelayTransportChecks(t *testing.T) {
 	t.Parallel()
 	p := startSessions(t)

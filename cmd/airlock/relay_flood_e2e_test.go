@@ -232,16 +232,8 @@ func TestRelayFloodHostNotReading(t *testing.T) {
 	t.Parallel()
 	// A small host queue: views may fill 8 of its 16 messages.
 	p := startSessions(t, "AIRLOCK_LOCAL_OUTBOUND_QUEUE=16")
-	s := &session{p: p, m: p.mintFor(t, localclient.MintOptions{})}
-	s.pass = p.bootstrap(t, s.m)
-	s.ck = s.pass.Cookie
-	// The host buffers one message and reads nothing more until the
-	// flood is over.
-	s.host = p.dial(t, "host", localclient.DialOptions{Origin: s.m.LaunchOrigin, SessionID: s.m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{s.hostCookie()}, Inbox: 1})
-	if _, err := s.host.Hello(tctx(t)); err != nil {
-		t.Fatal(err)
-	}
+	// The host reads nothing more until the flood is over.
+	s := stalledHostSession(t, p)
 	v, c := p.view(t, s.m, s.pass)
 	// The view sends 512 KiB requests until one is refused busy; after
 	// each it waits for the sentinel, so it stops at the first refusal

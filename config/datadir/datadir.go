@@ -18,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Sentinel errors. Each is wrapped with what was refused and its path,
@@ -34,6 +35,8 @@ var (
 	// ErrNotRegular refuses anything but a regular file where a file
 	// belongs.
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge refuses a file over the bound its reader gives.
+	ErrTooLarge = errors.New("larger than the most read")
 	// ErrUnsafeParent refuses a path inside a folder that another user
 	// could rename or replace.
 	ErrUnsafeParent = errors.New("inside a folder another user could replace (owned by another user, or writable by group or others without the sticky bit)")
@@ -131,13 +134,18 @@ func Sub(root *os.Root, name string) (*os.Root, error) {
 
 // OpenFile opens the existing file name of root with flag, refusing a
 // symbolic link, a file replaced by one while it was being opened, and
-// anything but a regular file.
+// anything but a regular file. The open does not wait: a pipe planted
+// there (or swapped in after the check) is refused instead of blocking
+// for a writer.
 func OpenFile(root *os.Root, name string, flag int) (*os.File, error) {
 	li, err := lstatNoLink(root, name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := root.OpenFile(name, flag, 0)
+	if !li.Mode().IsRegular() {
+		return nil, refuse("entry", name, ErrNotRegular)
+	}
+	f, err := root.OpenFile(name, flag|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -166,10 +174,11 @@ func OpenOrCreate(root *os.Root, name string) (*os.File, error) {
 	return f, err
 }
 
-// ReadFile reads the file name of root, refusing links as OpenFile does,
-// and returns its contents and its information. A missing file is an
-// error that matches fs.ErrNotExist.
-func ReadFile(root *os.Root, name string) ([]byte, fs.FileInfo, error) {
+// ReadFile reads the file name of root, refusing what OpenFile refuses
+// and a file over limit bytes (ErrTooLarge, before reading it and again
+// if it grew), and returns its contents and its information. A missing
+// file is an error that matches fs.ErrNotExist.
+func ReadFile(root *os.Root, name string, limit int64) ([]byte, fs.FileInfo, error) {
 	f, err := OpenFile(root, name, os.O_RDONLY)
 	if err != nil {
 		return nil, nil, err
@@ -179,8 +188,17 @@ func ReadFile(root *os.Root, name string) ([]byte, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := io.ReadAll(f)
-	return data, fi, err
+	if fi.Size() > limit {
+		return nil, nil, refuse("file", name, ErrTooLarge)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = refuse("file", name, ErrTooLarge)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, fi, nil
 }
 
 // WriteFileAtomic writes data to a new 0600 file beside name (created

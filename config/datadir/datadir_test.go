@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -76,19 +78,19 @@ func TestReadFileRefusesLinks(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(outside, "f"), filepath.Join(dir, "out")))
 	must(t, os.Symlink("inside", filepath.Join(dir, "in")))
 	for _, name := range []string{"out", "in"} {
-		if _, _, err := ReadFile(root, name); !errors.Is(err, ErrLink) {
+		if _, _, err := ReadFile(root, name, 1<<20); !errors.Is(err, ErrLink) {
 			t.Errorf("%s: %v, want ErrLink", name, err)
 		}
 	}
-	data, _, err := ReadFile(root, "inside")
+	data, _, err := ReadFile(root, "inside", 1<<20)
 	if err != nil || string(data) != "inside" {
 		t.Fatalf("a real file: %q %v", data, err)
 	}
-	if _, _, err := ReadFile(root, "missing"); !errors.Is(err, fs.ErrNotExist) {
+	if _, _, err := ReadFile(root, "missing", 1<<20); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing: %v", err)
 	}
 	must(t, os.Mkdir(filepath.Join(dir, "d"), 0o700))
-	if _, _, err := ReadFile(root, "d"); !errors.Is(err, ErrNotRegular) {
+	if _, _, err := ReadFile(root, "d", 1<<20); !errors.Is(err, ErrNotRegular) {
 		t.Errorf("a folder: %v", err)
 	}
 }
@@ -105,7 +107,7 @@ func TestWriteFileAtomicReplacesLinkNotTarget(t *testing.T) {
 	if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
 		t.Errorf("x is %v", fi.Mode())
 	}
-	data, _, err := ReadFile(root, "x")
+	data, _, err := ReadFile(root, "x", 1<<20)
 	if err != nil || string(data) != "new" {
 		t.Errorf("read back %q %v", data, err)
 	}
@@ -151,5 +153,36 @@ func TestSub(t *testing.T) {
 	}
 	if _, err := Sub(root, "../x"); err == nil {
 		t.Error("escaped the root")
+	}
+}
+
+// TestReadFileRefusesPipesAndHugeFiles: a pipe planted in the data
+// directory is refused without waiting for a writer (the test fails by its
+// own deadline instead of hanging), and a file over the reader's bound is
+// refused without being read whole.
+func TestReadFileRefusesPipesAndHugeFiles(t *testing.T) {
+	dir := t.TempDir()
+	must(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600))
+	must(t, os.WriteFile(filepath.Join(dir, "big"), make([]byte, 4097), 0o600))
+	must(t, os.WriteFile(filepath.Join(dir, "fits"), make([]byte, 4096), 0o600))
+	root, err := Open(dir)
+	must(t, err)
+	defer root.Close()
+
+	done := make(chan error, 1)
+	go func() { _, _, err := ReadFile(root, "pipe", 4096); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotRegular) {
+			t.Errorf("pipe: %v, want ErrNotRegular", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ReadFile of a pipe was still waiting after a minute")
+	}
+	if _, _, err := ReadFile(root, "big", 4096); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a file over the bound: %v, want ErrTooLarge", err)
+	}
+	if data, _, err := ReadFile(root, "fits", 4096); err != nil || len(data) != 4096 {
+		t.Errorf("a file at the bound: %d bytes, %v", len(data), err)
 	}
 }

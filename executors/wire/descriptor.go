@@ -49,6 +49,12 @@ const (
 	MaxDescriptionLen = 4096
 )
 
+// MaxPeerFrameBytes bounds one frame from an authenticated peer (an answer
+// or a catalog, PROTOCOL section 6.7), and so a catalog the broker
+// remembers on disk: the largest observation a descriptor may declare,
+// plus room for the envelope.
+const MaxPeerFrameBytes = MaxOutputBytes + 1<<20
+
 var (
 	descriptorIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 	toolNamePattern     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
