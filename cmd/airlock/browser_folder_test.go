@@ -147,3 +147,65 @@ await put(await root.getDirectoryHandle("sub", { create: true }), "deep.txt", "a
 	}
 	a.Screenshot("tools-folder-serving")
 }
+
+// plantGrant is an async function body that replaces the page's
+// remembered grant in IndexedDB with the handle the expression HANDLE
+// gives and the tag TAG gives (rec is the record there now), as script a
+// squatter serves on this origin once the broker stops can.
+const plantGrant = `const root = await navigator.storage.getDirectory();
+const db = await new Promise((ok, no) => { const r = indexedDB.open("airlock-view", 1); r.onsuccess = () => ok(r.result); r.onerror = () => no(r.error); });
+const tx = (mode) => db.transaction("grants", mode).objectStore("grants");
+const rec = await new Promise((ok, no) => { const r = tx("readonly").get("handle"); r.onsuccess = () => ok(r.result); r.onerror = () => no(r.error); });
+if (!rec) throw new Error("no remembered grant to replace");
+const planted = { handle: HANDLE, tag: TAG };
+await new Promise((ok, no) => { const r = tx("readwrite").put(planted, "handle"); r.onsuccess = () => ok(); r.onerror = () => no(r.error); });
+db.close();
+return "planted";`
+
+// TestBrowserPageFolderPlantedGrantIsForgotten: script on the page's
+// origin (a squatter on the port once the broker stops) cannot choose the
+// folder the next page serves as the user's. A remembered grant whose
+// handle it swapped for a folder of its own in the private storage (the
+// real tag kept), or whose tag it forged, is forgotten at the next load,
+// and page-folder is not offered; a picker that answers with a folder
+// inside the private storage is refused.
+func TestBrowserPageFolderPlantedGrantIsForgotten(t *testing.T) {
+	p := startSessions(t)
+	br := browsertest.Start(t)
+	a := br.First()
+	m := p.mintFor(t, localclient.MintOptions{LaunchOrigin: p.URL()})
+	openTools(t, a, m, p.URL())
+	grant := func() {
+		t.Helper()
+		a.Eval(pickerStandIn)
+		a.Click("#grant-folder")
+		a.WaitFor("the folder granted", folderState, "granted")
+	}
+	reload := func(what string) {
+		t.Helper()
+		a.Do(chromedp.Reload())
+		a.WaitFor("the tools panel after a reload", `document.getElementById("tools").dataset.ready`, "true")
+		a.WaitFor(what, folderState, "none")
+		a.WaitFor("the page says it forgot the grant", has("#serve-note", "is forgotten"), "true")
+	}
+
+	grant()
+	evalAsync(t, a, strings.NewReplacer("HANDLE", `await root.getDirectoryHandle("planted", { create: true })`, "TAG", "rec.tag").Replace(plantGrant))
+	reload("a swapped handle not taken")
+
+	grant()
+	evalAsync(t, a, strings.NewReplacer("HANDLE", "root", "TAG", "crypto.getRandomValues(new Uint8Array(64))").Replace(plantGrant))
+	reload("a forged tag not taken")
+
+	a.Eval(`window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("planted", { create: true }); "replaced"`)
+	a.Click("#grant-folder")
+	a.WaitFor("a folder inside the private storage refused", has("#serve-note", "inside this browser's private storage"), "true")
+	a.WaitFor("still no folder", folderState, "none")
+
+	a.Click("#serve")
+	a.WaitFor("serving", servingState, "serving")
+	testkit.Eventually(t, "page-notes to be listed", func() bool { return pageTools(t, p)["page-notes"].Executor == "page" })
+	if d, listed := pageTools(t, p)["page-folder"]; listed {
+		t.Errorf("page-folder offered with no folder granted: %+v", d)
+	}
+}
