@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/airlock/airlock/broker/localclient"
@@ -207,5 +210,62 @@ func TestBrowserPageFolderPlantedGrantIsForgotten(t *testing.T) {
 	testkit.Eventually(t, "page-notes to be listed", func() bool { return pageTools(t, p)["page-notes"].Executor == "page" })
 	if d, listed := pageTools(t, p)["page-folder"]; listed {
 		t.Errorf("page-folder offered with no folder granted: %+v", d)
+	}
+}
+
+// permissionPrompt, run in every new document of the tab, makes the
+// browser answer "prompt" to queryPermission, as it does for a folder
+// after a restart or once the origin's last tab closed, and "granted" to
+// requestPermission, as when the user allows it; it records each mode
+// asked in window.__asked.
+const permissionPrompt = `window.__asked = [];
+FileSystemHandle.prototype.queryPermission = async function (d) { window.__asked.push("query " + (d && d.mode)); return "prompt"; };
+FileSystemHandle.prototype.requestPermission = async function (d) { window.__asked.push("request " + (d && d.mode)); return "granted"; };`
+
+// onNewDocument runs script in every document the tab opens from now on.
+func onNewDocument(script string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
+		return chromedp.Void{}, err
+	}
+}
+
+// TestBrowserPageFolderAsksAgain: after a reload where the browser wants
+// the user to allow reading the remembered folder again, the page offers
+// no page-folder until the user clicks to allow it; then it serves the
+// folder. The page asks for read access only.
+func TestBrowserPageFolderAsksAgain(t *testing.T) {
+	p := startSessions(t)
+	br := browsertest.Start(t)
+	a := br.First()
+	m := p.mintFor(t, localclient.MintOptions{LaunchOrigin: p.URL()})
+	openTools(t, a, m, p.URL())
+	evalAsync(t, a, `const root = await navigator.storage.getDirectory();
+const w = await (await root.getFileHandle("again.md", { create: true })).createWritable();
+await w.write("allowed again\n");
+await w.close();`)
+	a.Eval(pickerStandIn)
+	a.Click("#grant-folder")
+	a.WaitFor("the folder granted", folderState, "granted")
+
+	a.Do(onNewDocument(permissionPrompt))
+	a.Do(chromedp.Reload())
+	a.WaitFor("the tools panel after a reload", `document.getElementById("tools").dataset.ready`, "true")
+	a.WaitFor("the page waiting for the user", folderState, "prompt")
+	a.Click("#serve")
+	a.WaitFor("serving", servingState, "serving")
+	testkit.Eventually(t, "page-notes to be listed", func() bool { return pageTools(t, p)["page-notes"].Executor == "page" })
+	if _, listed := pageTools(t, p)["page-folder"]; listed {
+		t.Error("page-folder offered before the user allowed the folder again")
+	}
+
+	a.Click("#folder-again")
+	a.WaitFor("the folder allowed again", folderState, "granted")
+	testkit.Eventually(t, "page-folder to be listed", func() bool { return pageTools(t, p)["page-folder"].Executor == "page" })
+	if code, out := callDescriptor(t, p, "page-folder", "read_file", `{"path":"again.md"}`); code != 0 || !strings.Contains(out, "allowed again") {
+		t.Errorf("read_file again.md: exit %d %s", code, out)
+	}
+	if asked := a.Eval(`window.__asked.join(", ")`); asked != "query read, request read" {
+		t.Errorf("the page asked the browser for %q, want read access only, asked once then requested", asked)
 	}
 }

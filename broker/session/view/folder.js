@@ -12,6 +12,8 @@
 // before any lookup (segments). The API has no links and no ".."; what a
 // handle reaches is the folder and what is below it.
 
+import { observe } from "./client/door.js";
+
 export const FOLDER_DESCRIPTOR_ID = "page-folder";
 export const HANDLE_ROOT = "handle";
 
@@ -38,7 +40,7 @@ export const FOLDER_TOOLS = [
   },
 ];
 
-export const BAD_PATH = "path must be relative to the folder: names separated by /, none of them empty, . or .., and no \\";
+const BAD_PATH = "path must be relative to the folder: names separated by /, none of them empty, . or .., and no \\";
 
 let folder; // the granted handle, readable; undefined while none is
 let pending; // a remembered handle the browser wants the user to allow again
@@ -51,7 +53,7 @@ export function folderName() {
 /** segments splits path into the names to look up, or returns undefined
  * for a path that is empty, absolute, holds a backslash or NUL, an empty,
  * "." or ".." segment, or is too long or deep. */
-export function segments(path) {
+function segments(path) {
   if (path === "" || path.length > MAX_PATH_CHARS || path.startsWith("/") || path.includes("\\") || path.includes("\0")) return undefined;
   const segs = path.split("/");
   if (segs.length > MAX_DEPTH || segs.some((s) => s === "" || s === "." || s === "..")) return undefined;
@@ -62,8 +64,9 @@ export function segments(path) {
 
 const quoted = (path) => JSON.stringify(path.slice(0, 200));
 
-/** folderCall runs one call of page-folder; fail is the page's toolError. */
-export async function folderCall(call, observe, fail) {
+/** folderCall runs one call of page-folder; fail is the page's toolError
+ * (a tool's own error, PROTOCOL section 8). */
+export async function folderCall(call, fail) {
   if (!folder) return fail("no folder is granted to this page: the user grants one in the page");
   try {
     if (call.tool === "list_files") return observe(await listFiles());

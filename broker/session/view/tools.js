@@ -7,14 +7,15 @@
 // input (kept in memory for this tab) and files stored in the origin's
 // private file system (OPFS), which persist across reloads. While the
 // user has granted it a folder, it offers page-folder too (list_files,
-// read_file), read-only over that folder: the root "handle" (folder.js). What it
-// stores is sealed (AES-GCM, name and text together, under a random file
+// read_file), read-only over that folder, the root "handle" (folder.js).
+// What it stores is sealed (AES-GCM, name and text together, under a random file
 // name) with the broker's view storage key, which the page asks the live
 // broker for with its view key and holds only as a non-extractable
 // CryptoKey in memory: whoever serves a page on this origin once the
 // broker is stopped (any local user can bind its port) reads ciphertext
-// only (PROTOCOL section 3.1). It reads
-// nothing else: no path on disk, no other site's storage (RATIONALE.md,
+// only (PROTOCOL section 3.1). The granted folder is the user's own: it
+// is read, never written or sealed. The page reads nothing else: no other
+// path on disk, no other site's storage (RATIONALE.md,
 // "Why are the page's tools page-notes over picked and OPFS files?").
 //
 // The door connects to /local/channel on this page's own origin; the
@@ -142,7 +143,7 @@ function searchNotes(query) {
 /** handle runs one call (already validated by the door: descriptor,
  * bounds echo, tool name; the broker checked args against inputSchema). */
 async function handle(call) {
-  if (call.descriptorId === folder.FOLDER_DESCRIPTOR_ID) return folder.folderCall(call, observe, toolError);
+  if (call.descriptorId === folder.FOLDER_DESCRIPTOR_ID) return folder.folderCall(call, toolError);
   const a = call.args;
   switch (call.tool) {
     case "list_notes":
