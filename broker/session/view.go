@@ -13,15 +13,16 @@ import (
 // no secret in it. The credential reaches it only in the URL fragment,
 // which browsers never send to a server.
 //
-//go:embed view/index.html view/app.js view/tools.js view/view.css
+//go:embed view/index.html view/app.js view/tools.js view/folder.js view/view.css
 var viewFiles embed.FS
 
 // pageFiles are the page's own files by the name they are served under
 // /local/view/; index.html is GET /local/view itself.
 var pageFiles = map[string]string{
-	"app.js":   "text/javascript; charset=utf-8",
-	"tools.js": "text/javascript; charset=utf-8",
-	"view.css": "text/css; charset=utf-8",
+	"app.js":    "text/javascript; charset=utf-8",
+	"tools.js":  "text/javascript; charset=utf-8",
+	"folder.js": "text/javascript; charset=utf-8",
+	"view.css":  "text/css; charset=utf-8",
 }
 
 // ClientModules are the modules of @airlock/client the page imports

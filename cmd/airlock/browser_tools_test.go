@@ -56,8 +56,15 @@ func pageTools(t *testing.T, p *proc) map[string]wire.Descriptor {
 // its exit code and stdout.
 func callPage(t *testing.T, p *proc, tool, args string) (int, string) {
 	t.Helper()
-	code, out, errOut := runCLI(t, []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}, "call", tool, "--descriptor", "page-notes", "--broker", p.URL(), "--args", args)
-	t.Logf("airlock call %s %s: exit %d\n%s%s", tool, args, code, out, errOut)
+	return callDescriptor(t, p, "page-notes", tool, args)
+}
+
+// callDescriptor runs `airlock call TOOL --descriptor ID` and returns its
+// exit code and stdout.
+func callDescriptor(t *testing.T, p *proc, id, tool, args string) (int, string) {
+	t.Helper()
+	code, out, errOut := runCLI(t, []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}, "call", tool, "--descriptor", id, "--broker", p.URL(), "--args", args)
+	t.Logf("airlock call %s.%s %s: exit %d\n%s%s", id, tool, args, code, out, errOut)
 	return code, out
 }
 

@@ -5,14 +5,17 @@
 // The page offers the descriptor page-notes (read_notes, list_notes,
 // search_notes) over notes the user gave it: files picked with the file
 // input (kept in memory for this tab) and files stored in the origin's
-// private file system (OPFS), which persist across reloads. What it
-// stores is sealed (AES-GCM, name and text together, under a random file
+// private file system (OPFS), which persist across reloads. While the
+// user has granted it a folder, it offers page-folder too (list_files,
+// read_file), read-only over that folder, the root "handle" (folder.js).
+// What it stores is sealed (AES-GCM, name and text together, under a random file
 // name) with the broker's view storage key, which the page asks the live
 // broker for with its view key and holds only as a non-extractable
 // CryptoKey in memory: whoever serves a page on this origin once the
 // broker is stopped (any local user can bind its port) reads ciphertext
-// only (PROTOCOL section 3.1). It reads
-// nothing else: no path on disk, no other site's storage (RATIONALE.md,
+// only (PROTOCOL section 3.1). The granted folder is the user's own: it
+// is read, never written or sealed. The page reads nothing else: no other
+// path on disk, no other site's storage (RATIONALE.md,
 // "Why are the page's tools page-notes over picked and OPFS files?").
 //
 // The door connects to /local/channel on this page's own origin; the
@@ -28,6 +31,7 @@
 import { createExecutorDoor, observe, refuse } from "./client/door.js";
 import { viewProtocols } from "./client/messages.js";
 import { EXEC_THREW } from "./client/wire.js";
+import * as folder from "./folder.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -41,7 +45,7 @@ export const DESCRIPTOR_ID = "page-notes";
 // nominal here.
 const BOUNDS = { timeoutMs: 5000, memoryMiB: 16, maxOutputBytes: 262144, maxRequests: 0, allowedHosts: [], roots: [] };
 
-const CATALOG = [
+const NOTES = [
   {
     descriptorId: DESCRIPTOR_ID,
     tools: [
@@ -64,6 +68,13 @@ const CATALOG = [
     bounds: BOUNDS,
   },
 ];
+
+/** catalog is what the page declares: page-notes, and page-folder while
+ * a folder is granted and readable (the root "handle", its own). */
+function catalog() {
+  if (!folder.folderName()) return NOTES;
+  return [...NOTES, { descriptorId: folder.FOLDER_DESCRIPTOR_ID, tools: folder.FOLDER_TOOLS, bounds: { ...BOUNDS, roots: [folder.HANDLE_ROOT] } }];
+}
 
 // Resource bounds of the page itself.
 const MAX_NOTE_BYTES = 1 << 20; // a note larger than this is not taken
@@ -131,7 +142,8 @@ function searchNotes(query) {
 
 /** handle runs one call (already validated by the door: descriptor,
  * bounds echo, tool name; the broker checked args against inputSchema). */
-function handle(call) {
+async function handle(call) {
+  if (call.descriptorId === folder.FOLDER_DESCRIPTOR_ID) return folder.folderCall(call, toolError);
   const a = call.args;
   switch (call.tool) {
     case "list_notes":
@@ -308,12 +320,66 @@ function renderNotes() {
 function renderCatalog() {
   const dl = $("catalog");
   dl.replaceChildren();
-  for (const d of CATALOG) {
+  for (const d of catalog()) {
     dl.append(el("dt", { text: "descriptor" }), el("dd", { class: "code", text: d.descriptorId }));
     dl.append(el("dt", { text: "tools" }), el("dd", { text: d.tools.map((t) => t.name).join(", ") }));
     const b = d.bounds;
     dl.append(el("dt", { text: "bounds" }), el("dd", { text: `timeout ${b.timeoutMs} ms · output ≤ ${b.maxOutputBytes} bytes · no fetches` }));
+    dl.append(el("dt", { text: "roots" }), el("dd", { class: "code", text: b.roots.length ? b.roots.join(", ") + " (read-only)" : "none" }));
   }
+}
+
+/** renderFolder shows the granted folder and offers the catalog that
+ * follows from it to the broker, when serving. */
+function renderFolder() {
+  const name = folder.folderName();
+  const waiting = folder.pendingName();
+  const e = $("folder");
+  e.dataset.state = name ? "granted" : waiting ? "prompt" : "none";
+  e.textContent = name
+    ? `Folder ${name}, read-only: served as ${folder.FOLDER_DESCRIPTOR_ID} (root ${folder.HANDLE_ROOT}).`
+    : waiting
+      ? `The browser asks you to allow this page to read ${waiting} again.`
+      : "No folder granted.";
+  $("folder-again").hidden = !waiting;
+  $("forget-folder").hidden = !name && !waiting;
+  renderCatalog();
+  if (door) door.setCatalog(catalog());
+}
+
+/** crypt is the sealing a remembered grant is tagged with, while the page
+ * holds the broker's key. */
+const crypt = () => (sealKey ? { seal, unseal } : undefined);
+
+function wireFolder() {
+  $("grant-folder").addEventListener("click", async () => {
+    try {
+      const remembered = await folder.grantFolder(crypt());
+      if (remembered) note("The folder is granted read-only and remembered in this browser until you forget it.", "ok");
+      else note("The folder is granted for this tab only: without the broker's key the page does not remember it.", "warn");
+    } catch (e) {
+      if (e && e.name === "AbortError") note("No folder picked.");
+      else note(`Could not grant the folder: ${e.message}`, "error");
+    }
+    renderFolder();
+  });
+  $("folder-again").addEventListener("click", async () => {
+    try {
+      if (!(await folder.allowAgain())) note("The browser did not allow reading the folder.", "warn");
+    } catch (e) {
+      note(`Could not read the folder: ${e.message}`, "error");
+    }
+    renderFolder();
+  });
+  $("forget-folder").addEventListener("click", async () => {
+    try {
+      await folder.forgetFolder();
+      note("The folder is forgotten: the page no longer reads or remembers it.");
+    } catch (e) {
+      note(`Could not forget the folder: ${e.message}`, "error");
+    }
+    renderFolder();
+  });
 }
 
 function logCall(callId, outcome) {
@@ -336,7 +402,7 @@ function onDoorEvent(e) {
       break;
     case "catalog":
       setServing("serving", "serving");
-      note(`This tab serves ${DESCRIPTOR_ID} to the broker's callers.`, "ok");
+      note(`This tab serves ${catalog().map((d) => d.descriptorId).join(" and ")} to the broker's callers.`, "ok");
       break;
     case "disconnected":
       if (door) setServing("reconnecting", `connection lost (${e.code}${e.reason ? " " + e.reason : ""})`);
@@ -393,10 +459,10 @@ function startServing() {
   const protocols = viewKey ? viewProtocols(viewKey) : undefined;
   const me = createExecutorDoor({
     url,
-    catalog: CATALOG,
+    catalog: catalog(),
     WebSocket: (u) => new WebSocket(u, protocols),
-    handler: (call) => {
-      const r = handle(call);
+    handler: async (call) => {
+      const r = await handle(call);
       calls.set(call.callId, { tool: call.tool, why: r.ok ? "" : r.why || r.refused });
       return r;
     },
@@ -426,6 +492,7 @@ export async function startTools(key) {
       void d.close();
     }
   });
+  wireFolder();
   $("pick").addEventListener("change", async () => {
     const skipped = await takePicked($("pick").files);
     note(skipped.length ? `Not taken: ${skipped.join(", ")}` : "Picked files are kept in this tab's memory.", skipped.length ? "warn" : "info");
@@ -452,7 +519,14 @@ export async function startTools(key) {
   } catch (e) {
     note(`Stored notes unavailable: ${e.message}`, "warn");
   }
+  try {
+    if ((await folder.loadFolder(crypt())) === "forgotten") note("A remembered folder this broker's page did not grant is forgotten: grant it again.", "warn");
+  } catch (e) {
+    note(`The remembered folder is unavailable: ${e.message}`, "warn");
+  }
   renderNotes();
+  renderFolder();
+  $("grant-folder").disabled = false;
   $("serve").disabled = false;
   $("tools").dataset.ready = "true";
 }
