@@ -23,7 +23,7 @@ import (
 // one of its headings, and a Go name written pkg.Name, where pkg is the
 // name of one of the module's packages, is declared at the top level of
 // such a package. Citation forms are stated at the top of
-// broker/PROTOCOL.md and in the README's Development section; see
+// broker/PROTOCOL.md and in CONTRIBUTING.md; see
 // RATIONALE.md, "Why does the contract live in broker/PROTOCOL.md, cited
 // by section number?".
 func TestReferencesResolve(t *testing.T) {
