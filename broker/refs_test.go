@@ -20,10 +20,11 @@ import (
 // script of the repository to its references: a protocol citation names a
 // section of broker/PROTOCOL.md, a cited .md file exists, a relative
 // Markdown link (and its #anchor) exists, a cited RATIONALE.md entry is
-// one of its headings, and a Go name written pkg.Name, where pkg is the
-// name of one of the module's packages, is declared at the top level of
-// such a package. Citation forms are stated at the top of
-// broker/PROTOCOL.md and in the README's Development section; see
+// a heading of the file it names (the top-level one or an area's, see
+// rationaleFiles), and a Go name written pkg.Name, where pkg is the name
+// of one of the module's packages, is declared at the top level of such
+// a package. Citation forms are stated at the top of
+// broker/PROTOCOL.md and in CONTRIBUTING.md; see
 // RATIONALE.md, "Why does the contract live in broker/PROTOCOL.md, cited
 // by section number?".
 func TestReferencesResolve(t *testing.T) {
@@ -55,13 +56,14 @@ func TestReferencesResolve(t *testing.T) {
 // and must be reported on its line; the valid texts must pass.
 func TestReferencesCatchDangling(t *testing.T) {
 	fsys := fstest.MapFS{
-		"broker/PROTOCOL.md":     {Data: []byte("# P\n\n## 1. One\n\n### 1.1 Sub\n\n## 2. Two `x`\n")},
-		"RATIONALE.md":           {Data: []byte("# Rationale\n\n## Group\n\n### Why `this` way?\n")},
-		"README.md":              {Data: []byte("# Readme\n\n## Development\n")},
-		"plugins/sdk/ABI.md":     {Data: []byte("# ABI\n")},
-		"plugins/sdk/sdk.go":     {Data: []byte("package sdk\n")},
-		"broker/relay/hub.go":    {Data: []byte("package relay\n\ntype Hub struct{}\n")},
-		"broker/relay/x_test.go": {Data: []byte("package relay\n\nfunc Helper() {}\n")},
+		"broker/PROTOCOL.md":        {Data: []byte("# P\n\n## 1. One\n\n### 1.1 Sub\n\n## 2. Two `x`\n")},
+		"RATIONALE.md":              {Data: []byte("# Rationale\n\n## Group\n\n### Why `this` way?\n")},
+		"broker/relay/RATIONALE.md": {Data: []byte("# Rationale: the relay\n\n### Why a hub?\n")},
+		"README.md":                 {Data: []byte("# Readme\n\n## Development\n")},
+		"plugins/sdk/ABI.md":        {Data: []byte("# ABI\n")},
+		"plugins/sdk/sdk.go":        {Data: []byte("package sdk\n")},
+		"broker/relay/hub.go":       {Data: []byte("package relay\n\ntype Hub struct{}\n")},
+		"broker/relay/x_test.go":    {Data: []byte("package relay\n\nfunc Helper() {}\n")},
 	}
 	idx, err := newRefIndex(fsys)
 	if err != nil {
@@ -84,6 +86,10 @@ func TestReferencesCatchDangling(t *testing.T) {
 		{"d/x.md", "# X\n\n## Y\n\nsee [below](#z)\n", "d/x.md:5: #z"},
 		{"d/x.md", "# X\n\n(RATIONALE.md, \"Why not?\")\n", `d/x.md:3: RATIONALE.md has no heading "Why not?"`},
 		{"a.go", "package a\n\n// Unlike relay.Door, it\n", "a.go:3: relay.Door"},
+		{"a.go", "package a\n\n// See RATIONALE.md, \"Why a hub?\".\n", `a.go:3: RATIONALE.md has no heading "Why a hub?"`},
+		{"broker/x.go", "package broker\n\n// See RATIONALE.md, \"Why a hub?\".\n", `broker/x.go:3: RATIONALE.md has no heading "Why a hub?"`},
+		{"a.go", "package a\n\n// See broker/relay/RATIONALE.md, \"Why this way?\".\n", `a.go:3: broker/relay/RATIONALE.md has no heading "Why this way?"`},
+		{"d/x.md", "# X\n\n(broker/relay/RATIONALE.md, \"Why not?\")\n", `d/x.md:3: broker/relay/RATIONALE.md has no heading "Why not?"`},
 		{"d/x.md", "# X\n\nThe hub (`relay.Helper`).\n", "d/x.md:3: relay.Helper"},
 	}
 	for _, c := range bad {
@@ -99,6 +105,10 @@ func TestReferencesCatchDangling(t *testing.T) {
 		{"plugins/sdk/x.go", "package sdk\n\n// See ABI.md.\n"},
 		{"a.go", "package a\n\n// Cite PROTOCOL section N, or RATIONALE.md, \"Why …?\".\n"},
 		{"a.go", "package a\n\n// relay.Hub.Join, not http.Server or relay.hub.\n"},
+		{"broker/relay/contract/c.go", "package contract\n\n// RATIONALE.md, \"Why a hub?\" and RATIONALE.md, \"Why this way?\".\n"},
+		{"a.go", "package a\n\n// See broker/relay/RATIONALE.md, \"Why a\n// hub?\".\n"},
+		{"broker/x.go", "package broker\n\n// See relay/RATIONALE.md, \"Why a hub?\".\n"},
+		{"d/x.md", "# X\n\n[e](../broker/relay/RATIONALE.md#why-a-hub) (`broker/relay/RATIONALE.md`, \"Why a hub?\")\n"},
 		{"d/x.md", "# X\n\n## Y `z`\n\n[a](#y-z) [b](../RATIONALE.md#why-this-way) [c](https://example.com/n.md)\n" +
 			"`{\"path\":\"welcome.md\"}` and `plugins/sdk/ABI.md`, [d](../broker/PROTOCOL.md#2-two-x)\n" +
 			"```\n[e](nothere.md) PROTOCOL's DESIGN.md\n```\n"},
@@ -110,20 +120,24 @@ func TestReferencesCatchDangling(t *testing.T) {
 	}
 }
 
-// protocolDoc is the protocol as the repository states it.
-const protocolDoc = "broker/PROTOCOL.md"
+// protocolDoc is the protocol as the repository states it; rationaleDoc
+// is the name of the top-level file of decisions and of each area's.
+const (
+	protocolDoc  = "broker/PROTOCOL.md"
+	rationaleDoc = "RATIONALE.md"
+)
 
 // refIndex is what references are resolved against.
 type refIndex struct {
 	fsys      fs.FS
 	sections  map[string]bool            // "4", "4.7": numbered headings of protocolDoc
-	rationale map[string]bool            // the headings of RATIONALE.md, normalized
+	rationale map[string]map[string]bool // each RATIONALE.md file → its headings, normalized
 	decls     map[string]map[string]bool // package name → top-level names
 	anchors   map[string]map[string]bool
 }
 
 func newRefIndex(fsys fs.FS) (*refIndex, error) {
-	idx := &refIndex{fsys: fsys, sections: map[string]bool{}, rationale: map[string]bool{},
+	idx := &refIndex{fsys: fsys, sections: map[string]bool{}, rationale: map[string]map[string]bool{},
 		decls: map[string]map[string]bool{}, anchors: map[string]map[string]bool{}}
 	proto, err := fs.ReadFile(fsys, protocolDoc)
 	if err != nil {
@@ -134,14 +148,55 @@ func newRefIndex(fsys fs.FS) (*refIndex, error) {
 			idx.sections[m[1]] = true
 		}
 	}
-	rat, err := fs.ReadFile(fsys, "RATIONALE.md")
-	if err != nil {
+	if err := idx.readRationale(); err != nil {
 		return nil, err
 	}
-	for _, h := range headings(rat) {
-		idx.rationale[normalize(h)] = true
-	}
 	return idx, idx.readDecls()
+}
+
+// readRationale records the headings of the top-level RATIONALE.md and
+// of every area's, beside the area's code.
+func (idx *refIndex) readRationale() error {
+	files, err := refFiles(idx.fsys)
+	if err != nil {
+		return err
+	}
+	if _, err := fs.Stat(idx.fsys, rationaleDoc); err != nil {
+		return err
+	}
+	for _, name := range files {
+		if path.Base(name) != rationaleDoc {
+			continue
+		}
+		src, err := fs.ReadFile(idx.fsys, name)
+		if err != nil {
+			return err
+		}
+		hs := map[string]bool{}
+		for _, h := range headings(src) {
+			hs[normalize(h)] = true
+		}
+		idx.rationale[name] = hs
+	}
+	return nil
+}
+
+// rationaleFiles returns the files a RATIONALE.md citation in file name
+// may mean. A bare "RATIONALE.md" is the nearest area's: one in the
+// citing file's folder or a folder above it, up to the top-level one. A
+// path, as in broker/channel/RATIONALE.md, names one file, from the
+// citing file's folder or from the repository root, as any cited file.
+func rationaleFiles(name, dir string) []string {
+	if dir == "" {
+		var files []string
+		for d := path.Dir(name); ; d = path.Dir(d) {
+			files = append(files, path.Join(d, rationaleDoc))
+			if d == "." || d == "/" {
+				return files
+			}
+		}
+	}
+	return []string{path.Join(path.Dir(name), dir, rationaleDoc), path.Join(dir, rationaleDoc)}
 }
 
 // readDecls records the top-level names of every package of the module,
@@ -216,8 +271,11 @@ var (
 	sectionNo = regexp.MustCompile(`(?:\d+(?:\.\d+)*|N(?:\.M)?|M)`)
 
 	rationaleWord = regexp.MustCompile(`\bRATIONALE\b`)
+	// rationaleDir is the folder a citation may name before the word,
+	// as in broker/channel/RATIONALE.md.
+	rationaleDir = regexp.MustCompile(`(?:[\w.-]+/)+$`)
 	// rationaleCite is what may follow that word to cite one entry: as
-	// in RATIONALE.md, "Why refuse duplicate keys at any depth?".
+	// in executors/RATIONALE.md, "Why refuse duplicate keys at any depth?".
 	rationaleCite = regexp.MustCompile("^\\.md`?,?\\s+[\"“]([^\"”]+)[\"”]")
 
 	// goName is a qualified Go name, as in wire.ParseAnswer.
@@ -296,10 +354,24 @@ func (idx *refIndex) checkRationale(f *refFile) {
 			// another file's name, see checkFiles
 		case !strings.HasPrefix(rest, ".md"):
 			f.bad(m[0], "cite RATIONALE.md (an entry as RATIONALE.md, \"Why …?\")")
-		case c != nil && !idx.rationale[normalize(c[1])] && !strings.Contains(c[1], "…"):
-			f.bad(m[0], "RATIONALE.md has no heading %q", normalize(c[1]))
+		case c != nil && !strings.Contains(c[1], "…"):
+			dir := rationaleDir.FindString(f.text[:m[0]])
+			if !idx.hasRationale(f.name, dir, normalize(c[1])) {
+				f.bad(m[0], "%sRATIONALE.md has no heading %q", dir, normalize(c[1]))
+			}
 		}
 	}
+}
+
+// hasRationale reports whether a RATIONALE.md file that a citation in
+// file name may mean (see rationaleFiles) has heading h.
+func (idx *refIndex) hasRationale(name, dir, h string) bool {
+	for _, file := range rationaleFiles(name, dir) {
+		if idx.rationale[path.Clean(file)][h] {
+			return true
+		}
+	}
+	return false
 }
 
 func (idx *refIndex) checkGoNames(f *refFile) {

@@ -77,7 +77,7 @@ type Config struct {
 }
 
 // HTTP bounds what a client can hold on the broker's listeners (see
-// RATIONALE.md, "Why evict slow connections before refusing new ones?").
+// broker/RATIONALE.md, "Why evict slow connections before refusing new ones?").
 type HTTP struct {
 	// MaxConnections caps open connections, WebSockets included. Past it
 	// the oldest connection still sending headers or a body, idle between
@@ -326,7 +326,7 @@ func withDefaults(layers *koanf.Koanf) (*koanf.Koanf, error) {
 // with the files and the environment it names, as Load did: SIGHUP takes
 // a changed value or a rotated secret file without a restart. Nothing
 // else of the file is re-read. On an error the caller keeps the values it
-// has (RATIONALE.md, "Why are plugin values re-read on SIGHUP, and
+// has (plugins/RATIONALE.md, "Why are plugin values re-read on SIGHUP, and
 // looked up per call?").
 func (c *Config) ReadPluginConfig() (*plugincfg.Values, error) {
 	if c.reread == nil { // not made by Load

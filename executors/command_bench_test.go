@@ -18,7 +18,7 @@ import (
 //	go test ./executors -run '^$' -bench 'CommandEcho$' -benchmem
 //
 // The ratio of the two is the executors' overhead on a command call
-// (README, "### Command modules"). Besides ns/op each reports cpu-ns/op,
+// (cmd/airlock/PERFORMANCE.md, "Command modules"). Besides ns/op each reports cpu-ns/op,
 // the process's CPU time (every thread, the garbage collector's included)
 // per call: on a machine shared with other work it moves far less than
 // wall time.

@@ -1,8 +1,8 @@
 // Package executors runs tool modules in a wazero sandbox: Load admits a
 // module for a descriptor, Program.Call runs one call under the
 // descriptor's bounds and answers with a wire.Answer, and Table routes
-// calls by descriptorId. Its design decisions are the entries under
-// RATIONALE.md, "Executors".
+// calls by descriptorId. Its design decisions are in the RATIONALE.md
+// beside it.
 package executors
 
 import (
@@ -134,7 +134,7 @@ func (r *Runtime) PluginConfig() *plugincfg.Values { return r.values.Load() }
 // folder above it) is another user's or a link, and closed (and emptied
 // when others could write it) when it is ours but open. A repair is
 // logged. It returns dir with its links resolved, the path to hand to
-// wazero (which re-reads the path on every access). See RATIONALE.md,
+// wazero (which re-reads the path on every access). See config/RATIONALE.md,
 // "Why is the compilation cache trusted once its folder is private, and
 // why repair it rather than refuse?".
 func PrepareCache(dir string, logger *slog.Logger) (string, error) {

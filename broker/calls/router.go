@@ -193,7 +193,7 @@ const MaxDeclaredTools = 256
 // (each tool and OTHER, by every outcome but unattributed-call; up to
 // MaxDeclaredTools) and deletes those of descriptors and tools no longer
 // routable: a plugin retired, a peer's catalog that dropped one, a page
-// that left (RATIONALE.md, "Why is every closed label set declared at
+// that left (metrics/RATIONALE.md, "Why is every closed label set declared at
 // zero?"). The broker runs it after every change to what the router
 // lists; it reads the sources' routes, which take no lock, so it may run
 // under a source's lock.

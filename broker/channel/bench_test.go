@@ -94,7 +94,7 @@ func BenchmarkCalls(b *testing.B) {
 			// The local call again, timed right after one (untimed) round
 			// trip on the same goroutine, as the environment's call runs
 			// after its network work: back to back, a wasm call runs on
-			// hot caches, which no channel call can (RATIONALE.md, "Why
+			// hot caches, which no channel call can (cmd/airlock/internal/load/RATIONALE.md, "Why
 			// does the paired shape's rtt echo run in a process of its
 			// own?"). Not part of the floor; it shows what the floor's
 			// local half spares.

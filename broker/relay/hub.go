@@ -183,7 +183,7 @@ func (h *Hub) joinView(m *Member) bool {
 	}
 	h.views[m.id] = m
 	// Host state is offered to every view: walking a slice rather than
-	// the map costs less per view (RATIONALE.md, "Why does the closing
+	// the map costs less per view (broker/session/RATIONALE.md, "Why does the closing
 	// check of a relay socket live in its queue, and the hub fan out over
 	// a slice?").
 	m.slot = len(h.fanout)

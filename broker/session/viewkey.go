@@ -33,7 +33,7 @@ func viewKeyOf(r *http.Request) (key string, offered bool) {
 // admit is the role r opens on /local/ws (viewOnly false) or as a page
 // executor (viewOnly true): the cookie, Origin and expiry checks of
 // authenticate, then for a view the view key, so that a cookie sent to a
-// process on another port of the same host opens nothing (RATIONALE.md,
+// process on another port of the same host opens nothing (broker/channel/RATIONALE.md,
 // "Why a view key beside the view cookie?"). With local.view_key off a
 // view that offers no key is admitted on its cookie; one that offers a
 // key must offer the right one.

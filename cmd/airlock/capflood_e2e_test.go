@@ -17,7 +17,7 @@ import (
 // connection without being served: WebSocket upgrades that never
 // authenticate, and clients that never read their responses. PROTOCOL
 // section 1: past the cap new connections are refused while existing
-// sessions keep working; README Security: a flood of slow clients cannot
+// sessions keep working; broker/SECURITY.md: a flood of slow clients cannot
 // lock out /healthz or new sessions.
 
 // holder is a raw connection that sent one request and then only reads

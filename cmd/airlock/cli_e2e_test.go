@@ -21,7 +21,7 @@ import (
 	"github.com/airlock/airlock/plugins"
 )
 
-// The command line as a user meets it (PROTOCOL section 9, the README's
+// The command line as a user meets it (PROTOCOL section 9, README.md's
 // "Commands" and "Exit codes"): each command's exit codes from the one
 // table, help on stdout, completion scripts, the version, and usage
 // errors of one line that name what is wrong.
@@ -293,20 +293,20 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestExitCodesDocumented holds the README's "Exit codes" table to the
-// one in exit.go.
+// TestExitCodesDocumented holds the "Exit codes" table of the command's
+// reference, cmd/airlock/README.md, to the one in exit.go.
 func TestExitCodesDocumented(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile("README.md")
 	must(t, err)
 	_, section, ok := strings.Cut(string(readme), "\n## Exit codes\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Exit codes" section`)
+		t.Fatal(`cmd/airlock/README.md has no "## Exit codes" section`)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	for _, c := range exitCodes {
 		word, _, _ := strings.Cut(c.meaning, ":")
 		if !regexp.MustCompile(`(?m)^\| ` + string(rune('0'+c.code)) + ` \| ` + regexp.QuoteMeta(word) + ` \|`).MatchString(section) {
-			t.Errorf("README.md's exit codes lack the row | %d | %s |", c.code, word)
+			t.Errorf("cmd/airlock/README.md's exit codes lack the row | %d | %s |", c.code, word)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/airlock/airlock/executors/testkit"
 )
 
-// TestDemo runs the README's first command as a user would: the demo
+// TestDemo runs the README's demo command as a user would: the demo
 // starts, makes its read_notes call, prints how to go on, and a second
 // command following those instructions works; Ctrl-C ends it with 0.
 func TestDemo(t *testing.T) {

@@ -68,7 +68,7 @@ func newEnvCmd() *cobra.Command {
 
 // env runs the environment until SIGTERM or SIGINT, re-reading plugin
 // values and rescanning plugins on SIGHUP. A refused bearer that has not
-// changed stops it with an ERROR line and exit 3: see RATIONALE.md, "Why
+// changed stops it with an ERROR line and exit 3: see broker/channel/RATIONALE.md, "Why
 // does `airlock env` stop when its bearer is refused, unless the bearer
 // changed?".
 func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Writer) error {

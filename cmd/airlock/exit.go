@@ -12,7 +12,7 @@ import (
 )
 
 // The exit codes of every command: this table is the one place they are
-// decided, `airlock --help` prints it, and the README's "Exit codes"
+// decided, `airlock --help` prints it, and README.md's "Exit codes"
 // section documents it (a test holds the two together). See
 // RATIONALE.md, "Why one exit-code table, and why is a refused credential
 // exit 3?".
@@ -23,7 +23,7 @@ const (
 	exitRefused = 3
 )
 
-// exitCodes describes each code for the help and the README.
+// exitCodes describes each code for the help and README.md.
 var exitCodes = []struct {
 	code    int
 	meaning string

@@ -135,7 +135,7 @@ func newLoadCallsCmd() *cobra.Command {
 			"own layers cost once the HTTP hop is in the floor (--http-floor=false leaves it out).\n" +
 			"With --paired-descriptor ID --local-descriptor ID it measures the tool on a paired environment's descriptor\n" +
 			"beside the same tool on the broker's own and a bare loopback WebSocket round trip to an echo in a process of\n" +
-			"its own (local + rtt, the channel's floor) in one run, and prints the ratio paired/(local + rtt); the README's Load tool section has a recipe.",
+			"its own (local + rtt, the channel's floor) in one run, and prints the ratio paired/(local + rtt); cmd/airlock/PERFORMANCE.md has a recipe.",
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadCalls(cmd, f) },
 	}

@@ -23,10 +23,10 @@ import (
 
 // The floors `airlock load` measures the broker against run as processes
 // of their own, started from this binary by hidden commands, so both
-// sides pay the same wake-ups between processes (RATIONALE.md, "What does
+// sides pay the same wake-ups between processes (cmd/airlock/internal/load/RATIONALE.md, "What does
 // the relay baseline leave out, and what does it share?", and "Why does
 // the paired shape's rtt echo run in a process of its own?"). Each reads
-// its run's secret from the first line of its stdin (RATIONALE.md, "Why
+// its run's secret from the first line of its stdin (cmd/airlock/internal/load/RATIONALE.md, "Why
 // does a floor process take a secret, on its stdin?"), prints its URL on
 // its first line of stdout, and serves until its stdin closes.
 

@@ -16,7 +16,7 @@ import (
 // pairedFlags are the paired-environment shape of `airlock load calls`:
 // the same tool measured through the broker on a descriptor a paired
 // environment serves and on one the broker serves itself, beside a bare
-// loopback round trip (RATIONALE.md, "Why does `airlock load calls`
+// loopback round trip (cmd/airlock/internal/load/RATIONALE.md, "Why does `airlock load calls`
 // measure a paired environment against local + rtt in one run?").
 type pairedFlags struct {
 	paired, local string

@@ -26,7 +26,7 @@ import (
 // and tools/call to a second `airlock mcp` with a minimal line client
 // (mcptest.Lines: what the server side costs without the SDK's client),
 // and reports each one's time per call and the ratios to /v1. Run without
-// -race (see the README's Performance section for the figures).
+// -race (see PERFORMANCE.md for the figures).
 func BenchmarkMCPReadNotes(b *testing.B) {
 	notes := b.TempDir()
 	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("hello\n"), 0o600); err != nil {

@@ -1,5 +1,5 @@
 // Command airlock is the loopback broker for editor extensions, browser
-// views and sandboxed tools. See the README for the subcommands.
+// views and sandboxed tools. See README.md beside this file for the subcommands.
 //
 // The command line is github.com/spf13/cobra (see RATIONALE.md, "Why
 // cobra for the command line, and not kong or the flag package?"): help

@@ -21,7 +21,7 @@ const maxHTTPCall = 16 << 20
 // flight, kept for the next request) and the answer envelope goes back
 // with status 200. There is no token, schema, bounds, routing, metric or
 // check of the output: what is left of a pooled call once Airlock's own
-// work is taken out (RATIONALE.md, "Why does `load calls
+// work is taken out (cmd/airlock/internal/load/RATIONALE.md, "Why does `load calls
 // --reuse-instance` measure a bare HTTP floor too?"). A call that fails
 // answers 500 with no envelope, and its instance is closed rather than
 // reused.

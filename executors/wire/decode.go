@@ -17,7 +17,7 @@ import (
 // but a pointer, an interface or a value that decodes itself) is
 // malformed: encoding/json would read it as the zero value, so
 // "maxRequests":null would pass as 0 where the contract, and its JSON
-// Schemas, have no null (RATIONALE.md, "Why is null refused where a
+// Schemas, have no null (broker/jsclient/RATIONALE.md, "Why is null refused where a
 // field has no null?").
 // Plugin descriptors, channel control messages, the pairings file and the
 // /local request bodies are read with it.

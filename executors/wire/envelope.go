@@ -39,7 +39,7 @@ const maxIDLen = 128
 
 // The members an envelope may hold, each with its slot in a split
 // envelope (members): an envelope is split without a map, each allowed
-// key's value landing in its slot (RATIONALE.md, "Why are envelopes split
+// key's value landing in its slot (broker/channel/RATIONALE.md, "Why are envelopes split
 // into slots instead of maps?").
 const (
 	slotV = iota

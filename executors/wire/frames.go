@@ -9,7 +9,7 @@ import (
 
 // The channel's frames are written by hand in the common case, the bytes
 // encoding/json would write without its reflection, buffer and second
-// compaction pass (RATIONALE.md, "Why are channel frames encoded by
+// compaction pass (broker/channel/RATIONALE.md, "Why are channel frames encoded by
 // hand?"). A call's fast path takes only what it can copy verbatim:
 // strings of printable ASCII without a quote or a backslash, and args and
 // boundsEcho that are already compact; anything else goes through

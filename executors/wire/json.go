@@ -49,7 +49,7 @@ func asBool(raw json.RawMessage) (bool, bool) {
 // envelope re-encodes to the same bytes. raw comes from a walked document:
 // when it holds no white space outside strings it is already compact and
 // is returned as it is, a view of the document (capacity cut, so an
-// append copies), not a copy (RATIONALE.md, "Why do parsed envelopes
+// append copies), not a copy (broker/channel/RATIONALE.md, "Why do parsed envelopes
 // share their frame's bytes?").
 func asObject(raw json.RawMessage) (json.RawMessage, bool) {
 	if len(raw) == 0 || raw[0] != '{' {

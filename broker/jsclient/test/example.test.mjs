@@ -57,12 +57,12 @@ test('example extension host: view URL, animated state, answers, clean stop', { 
   assert.ok(lines.includes('stopped'));
 });
 
-test('README quick start: the README shows examples/quickstart/main.mjs, and it runs', { skip, timeout }, async (t) => {
-  const readme = await readFile(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+test('README quick start: broker/jsclient/README.md shows examples/quickstart/main.mjs, and it runs', { skip, timeout }, async (t) => {
+  const readme = await readFile(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
   const file = await readFile(fileURLToPath(new URL('../examples/quickstart/main.mjs', import.meta.url)), 'utf8');
   const block = /```js\n(\/\/ quickstart\.mjs[\s\S]*?)```/.exec(readme);
-  assert.ok(block, 'the README has the quick start block');
-  assert.equal(block[1], file, 'README.md and examples/quickstart/main.mjs differ');
+  assert.ok(block, 'broker/jsclient/README.md has the quick start block');
+  assert.equal(block[1], file, 'broker/jsclient/README.md and examples/quickstart/main.mjs differ');
 
   const { dir, cleanup } = await dataDir();
   t.after(cleanup);

@@ -21,7 +21,7 @@ func (r *Refusal) Error() string {
 
 // Detail tokens of refusals raised by the contract itself. The relay hub
 // adds its own routing tokens (sequence, no-host, …); the whole table is in
-// the session README.
+// broker/session/README.md.
 const (
 	DetailBinaryFrame       = "binary-frame"
 	DetailFrameTooLarge     = "frame-too-large"

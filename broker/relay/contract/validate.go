@@ -214,7 +214,7 @@ type envelopeFields struct {
 // could take different values from them. The same walk splits the
 // payload, when it is an object, into the members the checks read: the
 // payload was checked as part of the frame, so it is walked once, not
-// again on its own (RATIONALE.md, "Why is a relay frame walked once, its
+// again on its own (broker/session/RATIONALE.md, "Why is a relay frame walked once, its
 // payload split in the same walk?").
 func envelopeMembers(data []byte) (envelopeFields, *Refusal) {
 	var top envelopeFields
