@@ -11,6 +11,10 @@
 // A path names a file below the folder: "/"-separated names, checked
 // before any lookup (segments). The API has no links and no ".."; what a
 // handle reaches is the folder and what is below it.
+//
+// Why a root of its own, and why the sealed tag: RATIONALE.md, "Why is a
+// folder the user grants a root of its own, read-only, remembered under a
+// sealed tag?".
 
 import { observe } from "./client/door.js";
 
