@@ -334,7 +334,7 @@ func (c *Channel) run(conn *websocket.Conn, id identity) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pinged := make(chan struct{})
-	go func() { defer close(pinged); link.Keepalive(ctx, conn) }()
+	go func() { defer close(pinged); link.Keepalive(ctx, conn, &p.act) }()
 	watched := make(chan struct{})
 	go func() { defer close(watched); c.watchSession(ctx, p) }()
 	err := c.readLoop(p)
@@ -374,7 +374,7 @@ func (c *Channel) watchSession(ctx context.Context, p *peer) {
 // or an answer. It returns the error that ended the connection.
 func (c *Channel) readLoop(p *peer) error {
 	for {
-		data, err := link.ReadFrame(p.conn, maxFrameBytes)
+		data, err := p.act.ReadFrame(p.conn, maxFrameBytes)
 		switch {
 		case errors.Is(err, link.ErrFrameDiscarded):
 			c.m.ChannelFramesRejected.WithLabelValues(string(wire.Malformed)).Inc()

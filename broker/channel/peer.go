@@ -44,6 +44,7 @@ type peer struct {
 	conn   *websocket.Conn
 	out    *link.Writer // every frame to the peer
 	remote *Remote
+	act    link.Activity // bytes arriving, for the keepalive
 	gone   atomic.Bool
 	leave  sync.Once
 }

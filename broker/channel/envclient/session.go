@@ -19,6 +19,7 @@ type session struct {
 	conn    *websocket.Conn
 	out     *link.Writer // every frame to the broker, each within writeTimeout
 	calls   *inflight
+	act     link.Activity // bytes arriving, for the keepalive
 	carried atomic.Bool
 
 	// Calls run on workers that stay for the next call: jobs hands a call
@@ -55,7 +56,7 @@ func (s *session) serve(ctx context.Context, grace time.Duration, bearer string)
 	readErr := make(chan error, 1)
 	go func() { readErr <- s.read(callCtx) }()
 	pinged := make(chan struct{})
-	go func() { defer close(pinged); link.Keepalive(callCtx, s.conn) }()
+	go func() { defer close(pinged); link.Keepalive(callCtx, s.conn, &s.act) }()
 	defer func() { <-pinged }()
 	defer cancelCalls()
 	for {
@@ -118,7 +119,7 @@ func (s *session) ended(err error) error {
 // and its callId could only be read by buffering it whole.
 func (s *session) read(ctx context.Context) error {
 	for {
-		data, err := link.ReadFrame(s.conn, maxCallFrame)
+		data, err := s.act.ReadFrame(s.conn, maxCallFrame)
 		switch {
 		case errors.Is(err, link.ErrFrameDiscarded):
 			s.c.opts.Logger.Warn("call frame dropped", "reason", "binary or oversized")

@@ -16,7 +16,7 @@ import (
 // ends of /channel and the broker's /local/ws use it.
 func ReadFrame(conn *websocket.Conn, limit int64) ([]byte, error) {
 	conn.SetReadLimit(-1)
-	return read(conn, limit, true)
+	return read(conn, limit, true, nil)
 }
 
 // ReadFirst reads the message that decides whether a connection is
@@ -27,14 +27,18 @@ func ReadFrame(conn *websocket.Conn, limit int64) ([]byte, error) {
 // message it was never going to accept.
 func ReadFirst(conn *websocket.Conn, limit int64) ([]byte, error) {
 	conn.SetReadLimit(limit) // a backstop: the library allows limit+1 bytes, all read ever asks for
-	return read(conn, limit, false)
+	return read(conn, limit, false, nil)
 }
 
-// read reads one text message, keeping at most one byte past limit.
-func read(conn *websocket.Conn, limit int64, drain bool) ([]byte, error) {
+// read reads one text message, keeping at most one byte past limit, and
+// touches act (when not nil) as its bytes arrive.
+func read(conn *websocket.Conn, limit int64, drain bool, act *Activity) ([]byte, error) {
 	typ, r, err := conn.Reader(context.Background())
 	if err != nil {
 		return nil, err
+	}
+	if act != nil {
+		r = noting{r, act}
 	}
 	if typ != websocket.MessageText {
 		return nil, discard(r, drain, ErrFrameBinary)

@@ -2,6 +2,8 @@ package link
 
 import (
 	"context"
+	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -18,10 +20,22 @@ const (
 
 // Keepalive pings the other end of conn every 15 s until ctx ends; a pong
 // missing for 10 s closes the connection at once, which ends its read
-// loop. Both ends of the channel run it, so either notices a peer that
+// loop, unless bytes arrived (act, fed by act.ReadFrame) since the ping
+// went out. Both ends of the channel run it, so either notices a peer that
 // vanished without a close. A pong is only read while someone reads conn.
-func Keepalive(ctx context.Context, conn *websocket.Conn) {
-	t := time.NewTicker(pingEvery)
+//
+// # Notes
+//   - A peer busy sending one long frame answers a ping only once the
+//     frame is written (its pong waits behind it), however alive it is: a
+//     64 MiB answer over a slow link, or on a loaded machine, takes longer
+//     than the pong bound. Bytes still arriving are proof enough that the
+//     peer is there.
+func Keepalive(ctx context.Context, conn *websocket.Conn, act *Activity) {
+	keepalive(ctx, conn, act, pingEvery, pingTimeout)
+}
+
+func keepalive(ctx context.Context, conn *websocket.Conn, act *Activity, every, timeout time.Duration) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -29,12 +43,47 @@ func Keepalive(ctx context.Context, conn *websocket.Conn) {
 			return
 		case <-t.C:
 		}
-		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		sent := act.now()
+		pctx, cancel := context.WithTimeout(ctx, timeout)
 		err := conn.Ping(pctx)
 		cancel()
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !act.readSince(sent) {
 			_ = conn.CloseNow()
 			return
 		}
 	}
 }
+
+// Activity notes when a connection last received bytes of a frame, for
+// Keepalive. Its zero value is ready to use.
+type Activity struct{ last atomic.Int64 }
+
+// ReadFrame is the package's ReadFrame, noting each read of the frame.
+func (a *Activity) ReadFrame(conn *websocket.Conn, limit int64) ([]byte, error) {
+	conn.SetReadLimit(-1)
+	return read(conn, limit, true, a)
+}
+
+// now is a monotonic reading that readSince compares against.
+func (a *Activity) now() int64 { return time.Since(epoch).Nanoseconds() }
+
+// readSince reports whether bytes arrived at or after t.
+func (a *Activity) readSince(t int64) bool { return a.last.Load() >= t }
+
+// noting wraps a message reader so that each read that returns bytes
+// touches a.
+type noting struct {
+	r io.Reader
+	a *Activity
+}
+
+func (n noting) Read(p []byte) (int, error) {
+	k, err := n.r.Read(p)
+	if k > 0 {
+		n.a.last.Store(n.a.now())
+	}
+	return k, err
+}
+
+// epoch anchors Activity's monotonic readings.
+var epoch = time.Now()
