@@ -45,9 +45,7 @@ func startHTTP(t *testing.T, cfg config.MCP) (*httptest.Server, *HTTP) {
 func post(t *testing.T, url string, body []byte) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", url+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header = mcpHeader()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -123,20 +121,7 @@ func TestHTTPInertWithoutToken(t *testing.T) {
 // body, which never quotes the request.
 func TestHTTPSDKRefusalsAreJSON(t *testing.T) {
 	ts, _ := startHTTP(t, config.MCP{MaxSessions: 4, MaxBodyBytes: 1 << 20, SessionIdleMs: 60000})
-	req, _ := http.NewRequest("POST", ts.URL+"/mcp", bytes.NewReader(initialize))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	session := resp.Header.Get("Mcp-Session-Id")
-	if session == "" {
-		t.Fatalf("initialize: %d", resp.StatusCode)
-	}
+	session := initSession(t, ts.URL)
 	for _, c := range []struct {
 		session, body string
 		status        int
@@ -147,9 +132,7 @@ func TestHTTPSDKRefusalsAreJSON(t *testing.T) {
 		{"no-such-session", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 404, "NOT_FOUND"},
 	} {
 		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(c.body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header = mcpHeader()
 		if c.session != "" {
 			req.Header.Set("Mcp-Session-Id", c.session)
 		}
@@ -211,10 +194,31 @@ func TestDrainClosesSessions(t *testing.T) {
 // mcp.max_sessions, and its id is then unknown (404).
 func TestHTTPIdleSessionEnds(t *testing.T) {
 	ts, _ := startHTTP(t, config.MCP{MaxSessions: 1, MaxBodyBytes: 1 << 20, SessionIdleMs: 50})
-	req, _ := http.NewRequest("POST", ts.URL+"/mcp", bytes.NewReader(initialize))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	id := initSession(t, ts.URL)
+	// The bound is full until the idle session is closed.
+	testkit.Eventually(t, "the idle session to free its place", func() bool {
+		code, _ := post(t, ts.URL, initialize)
+		return code == 200
+	})
+	ping, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	ping.Header = mcpHeader()
+	ping.Header.Set("Mcp-Session-Id", id)
+	resp, err := http.DefaultClient.Do(ping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a request in the idle-closed session: %d, want 404", resp.StatusCode)
+	}
+}
+
+// initSession initializes an MCP session on the /mcp of base and returns
+// its id, failing the test unless the answer is 200 with an id.
+func initSession(t *testing.T, base string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader(initialize))
+	req.Header = mcpHeader()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -225,20 +229,12 @@ func TestHTTPIdleSessionEnds(t *testing.T) {
 	if resp.StatusCode != 200 || id == "" {
 		t.Fatalf("initialize: %d, session id %q", resp.StatusCode, id)
 	}
-	// The bound is full until the idle session is closed.
-	testkit.Eventually(t, "the idle session to free its place", func() bool {
-		code, _ := post(t, ts.URL, initialize)
-		return code == 200
-	})
-	ping, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
-	ping.Header = req.Header.Clone()
-	ping.Header.Set("Mcp-Session-Id", id)
-	resp, err = http.DefaultClient.Do(ping)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("a request in the idle-closed session: %d, want 404", resp.StatusCode)
-	}
+	return id
+}
+
+// mcpHeader is what a streamable-HTTP client sends with every POST: the
+// launch token, a JSON body, and both answer forms accepted.
+func mcpHeader() http.Header {
+	return http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
+		"Accept": {"application/json, text/event-stream"}}
 }
