@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
+
 	"github.com/airlock/airlock/plugins"
 )
 
@@ -17,10 +19,10 @@ import (
 // RATIONALE.md, "Why one exit-code table, and why is a refused credential
 // exit 3?".
 const (
-	exitOK      = 0
-	exitFailed  = 1
-	exitUsage   = 2
-	exitRefused = 3
+	exitOK      = exitcode.OK
+	exitFailed  = exitcode.Failed
+	exitUsage   = exitcode.Usage
+	exitRefused = exitcode.Refused
 )
 
 // exitCodes describes each code for the help and README.md.

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlock/airlock/executors/testkit"
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// TestEnvRefusesBadStarts: the bearer never comes from argv, a bearer
+// file others can read is refused, and the broker URL must be a channel
+// URL.
+func TestEnvRefusesBadStarts(t *testing.T) {
+	t.Parallel()
+	const bearer = "vbx_e2e-env-bearer-0123456789abcdef0123456789abcdef"
+	open := filepath.Join(t.TempDir(), "bearer")
+	must(t, os.WriteFile(open, []byte(bearer), 0o644))
+	closed := filepath.Join(t.TempDir(), "bearer")
+	must(t, os.WriteFile(closed, []byte(bearer), 0o600))
+	url := "ws://127.0.0.1:1/channel"
+	cases := map[string]struct {
+		args []string
+		env  []string
+		want string
+	}{
+		"bearer as argument":  {[]string{"env", "--broker", url, bearer}, nil, "unexpected argument"},
+		"no bearer":           {[]string{"env", "--broker", url}, nil, "AIRLOCK_BEARER"},
+		"bearer twice":        {[]string{"env", "--broker", url, "--bearer-file", closed}, []string{"AIRLOCK_BEARER=" + bearer}, "once"},
+		"open bearer file":    {[]string{"env", "--broker", url, "--bearer-file", open}, nil, "chmod 600"},
+		"missing bearer file": {[]string{"env", "--broker", url, "--bearer-file", "/nonexistent/bearer"}, nil, "bearer"},
+		"no broker":           {[]string{"env", "--bearer-file", closed}, nil, "--broker"},
+		"http broker":         {[]string{"env", "--broker", "http://127.0.0.1:1/channel", "--bearer-file", closed}, nil, "--broker"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, c.env, append(c.args, "--data", t.TempDir())...)
+			if code == 0 {
+				t.Fatalf("exit 0; stdout %q", stdout)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr does not name the problem (%q):\n%s", c.want, stderr)
+			}
+			if strings.Contains(stdout+stderr, bearer) {
+				t.Error("the bearer appears in the output")
+			}
+		})
+	}
+}
+
+// TestEnvBearerFromEnvironmentAndReconnect: AIRLOCK_BEARER works; the
+// environment reconnects by itself when the broker restarts, logging each
+// attempt, and serves again.
+func TestEnvBearerFromEnvironmentAndReconnect(t *testing.T) {
+	t.Parallel()
+	w := newChanWorld(t)
+	listen := w.broker.Addr
+	bearer := w.pair("lab")
+	env := start(t, []string{"env", "--broker", w.channelURL(), "--plugins", chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}),
+		"--data", t.TempDir()}, procOptions{Env: []string{"AIRLOCK_BEARER=" + bearer, "AIRLOCK_ENV_BACKOFF_MAX_MS=300"}, Secrets: []string{bearer, testToken}})
+	w.waitServing("fx", w.bounds)
+	w.broker.Stop()
+	testkit.Eventually(t, "three connection attempts logged", func() bool { return strings.Count(env.Stderr(), `"msg":"connecting"`) >= 3 })
+	w.broker = startServe(t, procOptions{Args: []string{"--data", w.data, "--no-builtin", "--listen", listen},
+		Env: w.brokEnv, Secrets: []string{testToken, bearer}})
+	w.waitServing("fx", w.bounds)
+	if n := strings.Count(env.stdout.String(), `"event":"connected"`); n < 2 {
+		t.Errorf("%d connected events:\n%s", n, env.stdout.String())
+	}
+}
+
+// TestEnvResendsCatalogWhenPluginsChange: a plugin dropped into a running
+// environment's folder becomes callable through the broker.
+func TestEnvResendsCatalogWhenPluginsChange(t *testing.T) {
+	t.Parallel()
+	w := newChanWorld(t)
+	dir := chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds})
+	w.startEnv(w.pair("lab"), dir)
+	w.waitServing("fx", w.bounds)
+	more := chanPlugins(t, map[string]wire.Bounds{"added": w.bounds})
+	must(t, os.Rename(filepath.Join(more, "added"), filepath.Join(dir, "added")))
+	w.waitServing("added", w.bounds)
+	if got := w.tools()["added"]; got != "machine:lab" {
+		t.Errorf("added at %q", got)
+	}
+	must(t, os.RemoveAll(filepath.Join(dir, "fx")))
+	testkit.Eventually(t, "the removed plugin to be unlisted", func() bool { return w.tools()["fx"] == "" })
+}

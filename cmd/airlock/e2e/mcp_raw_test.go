@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock/airlock/executors/testkit"
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/plugins"
+)
+
+// rawMCP is `airlock mcp` driven line by line, as a client that writes
+// what it likes would: no SDK between the test and the wire.
+type rawMCP struct {
+	t      *testing.T
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *testkit.Buffer
+}
+
+// startRawMCP runs `airlock mcp --no-builtin --log-level debug` on a
+// plugins folder serving the guest fixture's tools under descriptor fx
+// (60 s bounds), and opens the session.
+func startRawMCP(t *testing.T) *rawMCP {
+	t.Helper()
+	plugDir := t.TempDir()
+	b := wire.Bounds{TimeoutMs: 60000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fx", b, "echo", "trap", "loop"), testkit.Fixture(t, "guest.wasm")))
+	cmd := exec.Command(binPath, "mcp", "--plugins", plugDir, "--no-builtin", "--log-level", "debug", "--data", t.TempDir())
+	cmd.Env = append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
+	r := &rawMCP{t: t, lines: make(chan string, 64), stderr: &testkit.Buffer{}}
+	cmd.Stderr = r.stderr
+	var err error
+	r.stdin, err = cmd.StdinPipe()
+	must(t, err)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { <-read; exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = r.stdin.Close()
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("airlock mcp: %v", err)
+			}
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			t.Errorf("airlock mcp still runs a minute after its stdin closed")
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("airlock mcp stderr:\n%s", tail(r.stderr.String(), 8000))
+		}
+	})
+	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := r.next(); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r
+}
+
+func (r *rawMCP) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.stdin, line+"\n"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// next is the next message on stdout, within a minute.
+func (r *rawMCP) next() map[string]any {
+	r.t.Helper()
+	select {
+	case line := <-r.lines:
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			r.t.Fatalf("not JSON on stdout: %q", line)
+		}
+		return m
+	case <-time.After(time.Minute):
+		r.t.Fatal("no message on stdout within a minute")
+		return nil
+	}
+}
+
+// response is the next message that is not a notification.
+func (r *rawMCP) response() map[string]any {
+	r.t.Helper()
+	for {
+		if m := r.next(); m["method"] == nil {
+			return m
+		}
+	}
+}
+
+// rpcCode is the JSON-RPC error code of a response, 0 for a result.
+func rpcCode(m map[string]any) int {
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(float64)
+	return int(code)
+}
+
+// logged reports whether a line of stderr holds every fragment.
+func logged(stderr string, fragments ...string) bool {
+	for _, line := range scanLines(stderr) {
+		all := true
+		for _, f := range fragments {
+			all = all && strings.Contains(line, f)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// httpSession is an initialized /mcp session driven by raw POSTs.
+type httpSession struct {
+	t  *testing.T
+	p  *proc
+	id string
+}
+
+// openHTTPSession initializes a session on p's /mcp.
+func openHTTPSession(t *testing.T, p *proc) *httpSession {
+	t.Helper()
+	s := &httpSession{t: t, p: p}
+	status, data, h := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if s.id = h.Get("Mcp-Session-Id"); status != 200 || s.id == "" {
+		t.Fatalf("initialize: %d %s", status, data)
+	}
+	if status, data, _ := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != 202 {
+		t.Fatalf("notifications/initialized: %d %s", status, data)
+	}
+	return s
+}
+
+// post sends one message in the session (once it has an id) and reads
+// the whole answer.
+func (s *httpSession) post(body string) (int, []byte, http.Header) {
+	s.t.Helper()
+	h := map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2025-11-25"}
+	if s.id != "" {
+		h["Mcp-Session-Id"] = s.id
+	}
+	return s.p.do("POST", "/mcp", h, []byte(body))
+}
