@@ -7,9 +7,9 @@ import (
 
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/channel"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/mcp"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/broker/session"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"

@@ -105,7 +105,7 @@ func TestReferencesCatchDangling(t *testing.T) {
 		{"plugins/sdk/x.go", "package sdk\n\n// See ABI.md.\n"},
 		{"a.go", "package a\n\n// Cite PROTOCOL section N, or RATIONALE.md, \"Why …?\".\n"},
 		{"a.go", "package a\n\n// relay.Hub.Join, not http.Server or relay.hub.\n"},
-		{"broker/relay/contract/c.go", "package contract\n\n// RATIONALE.md, \"Why a hub?\" and RATIONALE.md, \"Why this way?\".\n"},
+		{"broker/relay/baseline/c.go", "package baseline\n\n// RATIONALE.md, \"Why a hub?\" and RATIONALE.md, \"Why this way?\".\n"},
 		{"a.go", "package a\n\n// See broker/relay/RATIONALE.md, \"Why a\n// hub?\".\n"},
 		{"broker/x.go", "package broker\n\n// See relay/RATIONALE.md, \"Why a hub?\".\n"},
 		{"d/x.md", "# X\n\n[e](../broker/relay/RATIONALE.md#why-a-hub) (`broker/relay/RATIONALE.md`, \"Why a hub?\")\n"},

@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )

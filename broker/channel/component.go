@@ -25,10 +25,10 @@ import (
 
 	"github.com/airlock/airlock/broker/calls"
 	"github.com/airlock/airlock/broker/channel/link"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/pairing"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"

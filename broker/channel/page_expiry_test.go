@@ -8,7 +8,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/channel"
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )

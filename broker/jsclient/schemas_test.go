@@ -16,7 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/goleak"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/executors/wire/wiretest"
 	"github.com/airlock/airlock/plugins"

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // Sentinel errors of the client.

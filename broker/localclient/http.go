@@ -14,7 +14,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // Client talks HTTP to one broker.

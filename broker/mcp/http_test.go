@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/testkit"
 )

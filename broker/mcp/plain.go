@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // plainErrors is the response of a request the SDK serves. The SDK

@@ -3,7 +3,7 @@ package relay
 import (
 	"errors"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // Sentinel errors of the relay hub.

@@ -3,7 +3,7 @@ package relay
 import (
 	"testing"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // TestFanoutFollowsJoinsAndLeaves: host state reaches exactly the views

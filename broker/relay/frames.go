@@ -3,7 +3,7 @@ package relay
 import (
 	"encoding/json"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // envelope is a broker-made frame. Field order is fixed so frames are

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // FuzzRelay feeds a short sequence of arbitrary frames, each from the host

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/metrics"
 )
 

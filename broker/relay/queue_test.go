@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 func frame(n int) []byte { return bytes.Repeat([]byte("x"), n) }

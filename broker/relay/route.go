@@ -1,7 +1,7 @@
 package relay
 
 import (
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/metrics"
 )
 

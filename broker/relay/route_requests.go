@@ -3,7 +3,7 @@ package relay
 import (
 	"encoding/json"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // request is one view request in flight: who asked, of which family, about

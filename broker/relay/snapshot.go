@@ -3,7 +3,7 @@ package relay
 import (
 	"slices"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // ask records a view's snapshotRequest, replacing an older one from the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // BootstrapRequest is the body of POST /local/bootstrap.

@@ -3,7 +3,7 @@ package session
 import (
 	"time"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // maxReaperWait caps the reaper's sleep so a tombstone is deleted within a

@@ -12,9 +12,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
 )

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/wire"
 )
 

@@ -3,7 +3,8 @@
 // credential for a view cookie, the /local/ws sockets with their transport
 // checks and handshake, expiry with tombstones and a reaper, and the
 // built-in view page. Routing between the sockets of a session is the
-// relay package's job; the frame contract is relay/contract's.
+// relay package's job; the frame contract and the /local vocabulary
+// are broker/contract's.
 package session
 
 import (
@@ -14,9 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
 )

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 func ctxT(t testing.TB) context.Context {

@@ -9,8 +9,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/channel/link"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/relay"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // writeTimeout bounds one frame write; a peer that takes longer is cut

@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/config/datadir"
 )
 

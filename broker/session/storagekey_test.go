@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/config/datadir"
 )
 

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/relay"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/metrics"
 )
 

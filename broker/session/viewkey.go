@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // ViewKeyOffWarning is logged at start-up when local.view_key is off: a

@@ -7,10 +7,10 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/relay"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // The reasons of the closes the broker makes outside the contract's

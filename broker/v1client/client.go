@@ -16,7 +16,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )

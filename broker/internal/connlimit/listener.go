@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // Bounds of a refusal. A refused connection is answered at once, then

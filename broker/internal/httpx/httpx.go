@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/metrics"
 )
 

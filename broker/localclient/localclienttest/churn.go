@@ -19,8 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // ChurnLoad is the workload: Sessions sessions, each with one host and Views

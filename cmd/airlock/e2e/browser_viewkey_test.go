@@ -12,8 +12,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/cmd/airlock/internal/browsertest"
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"

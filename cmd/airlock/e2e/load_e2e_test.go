@@ -18,8 +18,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/channel/rtt"
+	"github.com/airlock/airlock/broker/contract"
 	relaybaseline "github.com/airlock/airlock/broker/relay/baseline"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/testkit"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // End-to-end tests of the relay's memory and fairness bounds:

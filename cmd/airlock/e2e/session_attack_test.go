@@ -8,8 +8,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/testkit"
 )
 

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 	"github.com/airlock/airlock/executors/testkit"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 )
 
 // Helpers of the session and relay end-to-end tests: a broker with a

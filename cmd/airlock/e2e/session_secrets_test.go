@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/localclient"
-	"github.com/airlock/airlock/broker/relay/contract"
 	brokersession "github.com/airlock/airlock/broker/session"
 	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
 )

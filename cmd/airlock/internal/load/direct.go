@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/executors/wire"
 )

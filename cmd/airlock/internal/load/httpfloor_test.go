@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"

@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"net/http"
 
-	"github.com/airlock/airlock/broker/relay/contract"
+	"github.com/airlock/airlock/broker/contract"
 )
 
 // A floor process that serves something a local stranger should not have

@@ -29,7 +29,7 @@ type golden struct {
 }
 
 // goldenDir is the shared golden folder of /local/ws frames.
-var goldenDir = filepath.Join("..", "..", "..", "testdata", "relay")
+var goldenDir = filepath.Join("..", "..", "testdata", "relay")
 
 func loadGolden(t testing.TB) []golden {
 	t.Helper()
