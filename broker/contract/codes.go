@@ -27,22 +27,40 @@ const (
 // int of the same range, so converting one hands it to the library.
 type CloseCode int
 
-// Close codes a /local/ws socket is closed with. The 44xx codes are the
-// contract's own (PROTOCOL section 4), 1:1 with error codes; the others
-// are RFC 6455's.
+// Close codes the broker closes a /local socket with (PROTOCOL section
+// 4.4; a page on /local/channel is closed 4402 too). The 44xx codes are
+// the contract's own, 1:1 with error codes, the code's name being the
+// reason; the others are RFC 6455's, each with a reason below.
 const (
-	CloseNormal        CloseCode = 1000
-	CloseGoingAway     CloseCode = 1001 // broker shutdown
-	CloseTryAgainLater CloseCode = 1013 // slow consumer, too many views, host busy
+	CloseNormal        CloseCode = 1000 // the client's own close
+	CloseGoingAway     CloseCode = 1001 // broker shutdown: ReasonGoingAway
+	CloseTryAgainLater CloseCode = 1013 // ReasonSlowConsumer, ReasonHostBusy or ReasonTooManyViews; reconnecting may succeed
 
-	CloseInvalidCredentials      CloseCode = 4401
-	CloseCredentialExpired       CloseCode = 4402
-	CloseInvalidOrigin           CloseCode = 4403
-	CloseProtocolVersionMismatch CloseCode = 4404
-	CloseSessionMismatch         CloseCode = 4405
-	CloseInvalidMessage          CloseCode = 4406
-	CloseUnknownMessage          CloseCode = 4407
-	CloseHostAlreadyConnected    CloseCode = 4408
+	CloseInvalidCredentials      CloseCode = 4401 // no cookie opens a live role, or a view key is missing or wrong
+	CloseCredentialExpired       CloseCode = 4402 // the session expired: at upgrade, or every socket of it at expiry
+	CloseInvalidOrigin           CloseCode = 4403 // Origin is not the launch origin
+	CloseProtocolVersionMismatch CloseCode = 4404 // handshake: protocolVersion is not 1
+	CloseSessionMismatch         CloseCode = 4405 // handshake: workspaceSessionId is not the socket's
+	CloseInvalidMessage          CloseCode = 4406 // handshake: no hello in time, another type first, or a malformed frame
+	CloseUnknownMessage          CloseCode = 4407 // handshake: a type outside the contract
+	CloseHostAlreadyConnected    CloseCode = 4408 // a second host while one is connected
+)
+
+// Close reasons of the RFC 6455 closes the broker makes (a 44xx close
+// gives its error code as the reason instead).
+const (
+	// ReasonGoingAway closes (CloseGoingAway) every socket at shutdown.
+	ReasonGoingAway = "going away"
+	// ReasonSlowConsumer closes (CloseTryAgainLater) a socket whose
+	// outbound queue was full; the client may reconnect with its cookie
+	// and ask for a snapshot.
+	ReasonSlowConsumer = "slow-consumer"
+	// ReasonHostBusy closes (CloseTryAgainLater) a view refused at join
+	// because the host's queue is past the views' share.
+	ReasonHostBusy = "host-busy"
+	// ReasonTooManyViews closes (CloseTryAgainLater) a view past the
+	// session's maximum of views.
+	ReasonTooManyViews = "too-many-views"
 )
 
 // closePairs is the one table pairing an error code with its close code;

@@ -10,7 +10,8 @@ const (
 	View
 )
 
-// String names the role for logs and metric labels.
+// String names the role as connected spells it on the wire (PROTOCOL
+// section 4.3), and for logs and metric labels.
 func (r Role) String() string {
 	switch r {
 	case Host:
@@ -118,6 +119,10 @@ var cancelType = map[Family]string{
 	Exports:            "exportCancel",
 	GraphPublishes:     "graphPublishCancel",
 }
+
+// CancelReasonViewDisconnected is the reason member of a cancel the broker
+// synthesizes because the requesting view left.
+const CancelReasonViewDisconnected = "view-disconnected"
 
 // Lookup returns the frozen spec of typ.
 func Lookup(typ string) (Spec, bool) {

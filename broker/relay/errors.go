@@ -1,10 +1,6 @@
 package relay
 
-import (
-	"errors"
-
-	"github.com/airlock/airlock/broker/contract"
-)
+import "errors"
 
 // Sentinel errors of the relay hub.
 var (
@@ -15,7 +11,8 @@ var (
 	ErrTooManyViews = errors.New("relay: too many views in this session")
 	// ErrHostBusy: the host's queue has no room in the share open to
 	// views for a new view's viewState; the view is closed
-	// CodeSlowConsumer ReasonHostBusy and may try again.
+	// contract.CloseTryAgainLater contract.ReasonHostBusy and may try
+	// again.
 	ErrHostBusy = errors.New("relay: the host is not keeping up")
 	// ErrGone: the member was dropped or has left; its relay loop must
 	// stop.
@@ -40,17 +37,4 @@ const (
 	// host's queue past the share open to view traffic. The view may try
 	// again later; the host is never dropped for view traffic.
 	DetailBusy = "busy"
-)
-
-// Close reasons the hub gives sockets it closes itself.
-const (
-	// ReasonSlowConsumer closes (code CodeSlowConsumer) a connection whose
-	// outbound queue was full.
-	ReasonSlowConsumer = "slow-consumer"
-	// CodeSlowConsumer is 1013 Try Again Later: the client may reconnect
-	// with its cookie and ask for a snapshot.
-	CodeSlowConsumer = contract.CloseTryAgainLater
-	// ReasonHostBusy closes (code CodeSlowConsumer) a view refused at
-	// join because the host's queue is past the views' share.
-	ReasonHostBusy = "host-busy"
 )

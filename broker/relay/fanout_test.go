@@ -40,7 +40,7 @@ func TestFanoutFollowsJoinsAndLeaves(t *testing.T) {
 			v.got("focusNode", "focusNode", "focusNode")
 		}
 	}
-	if !slow.box.closed || slow.box.code != CodeSlowConsumer {
+	if !slow.box.closed || slow.box.code != contract.CloseTryAgainLater {
 		t.Fatalf("the slow view was not dropped: closed %v code %d", slow.box.closed, slow.box.code)
 	}
 	checkFanout(t, h, 3)
@@ -50,7 +50,7 @@ func TestFanoutFollowsJoinsAndLeaves(t *testing.T) {
 	host.send("focusNode", map[string]any{}, seq)
 	v.got("focusNode")
 	checkFanout(t, h, 4)
-	h.Close(contract.CloseGoingAway, "going away")
+	h.Close(contract.CloseGoingAway, contract.ReasonGoingAway)
 	checkFanout(t, h, 0)
 }
 

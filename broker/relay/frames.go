@@ -72,10 +72,6 @@ type synthesizedCancel struct {
 	Reason    string          `json:"reason"`
 }
 
-// ReasonViewDisconnected marks a cancel the broker made because the
-// requesting view left.
-const ReasonViewDisconnected = "view-disconnected"
-
 func stateWord(connected bool) string {
 	if connected {
 		return "connected"

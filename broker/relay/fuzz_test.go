@@ -51,7 +51,7 @@ func FuzzRelay(f *testing.F) {
 	f.Add(state(1), state(1), state(2), uint8(0b111), false)
 	f.Fuzz(func(t *testing.T, f0, f1, f2 []byte, roles uint8, binary bool) {
 		h := New(Options{SessionID: sid, Capabilities: contract.Capabilities{CanProposeSourceEdits: true}, MaxViews: 4})
-		defer h.Close(1001, "going away")
+		defer h.Close(contract.CloseGoingAway, contract.ReasonGoingAway)
 		host, a, b := &box{}, &box{}, &box{}
 		hm, _, _ := h.Join(contract.Host, host)
 		am, _, _ := h.Join(contract.View, a)

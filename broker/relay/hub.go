@@ -158,7 +158,7 @@ func (h *Hub) Join(role contract.Role, out Outbox) (*Member, *contract.Refusal, 
 func (h *Hub) joinHost(m *Member) {
 	h.host, h.epoch, h.lastSeq = m, h.epoch+1, 0
 	ids := h.viewIDs()
-	h.send(m, "connected", hostConnected{"host", h.epoch, ids, h.opts.Capabilities})
+	h.send(m, "connected", hostConnected{contract.Host.String(), h.epoch, ids, h.opts.Capabilities})
 	for _, id := range ids {
 		h.send(h.views[id], "connectionState", connectionState{"connected", h.epoch})
 	}
@@ -188,7 +188,7 @@ func (h *Hub) joinView(m *Member) bool {
 	// a slice?").
 	m.slot = len(h.fanout)
 	h.fanout = append(h.fanout, m)
-	h.send(m, "connected", viewConnected{"view", m.id, hostUp, h.epoch, h.opts.Capabilities})
+	h.send(m, "connected", viewConnected{contract.View.String(), m.id, hostUp, h.epoch, h.opts.Capabilities})
 	h.send(m, "connectionState", connectionState{stateWord(hostUp), h.epoch})
 	return true
 }
@@ -305,12 +305,12 @@ func (h *Hub) drop(m *Member) {
 		return
 	}
 	m.dead = true
-	m.out.Close(CodeSlowConsumer, ReasonSlowConsumer)
+	m.out.Close(contract.CloseTryAgainLater, contract.ReasonSlowConsumer)
 	switch {
 	case m.role == contract.Host:
 		// Only the host's own traffic counts against its whole queue:
 		// view traffic and the notices views cause never drop it.
-		h.opts.Logger.Warn("relay: host dropped: its outbound queue is full", "reason", ReasonSlowConsumer)
+		h.opts.Logger.Warn("relay: host dropped: its outbound queue is full", "reason", contract.ReasonSlowConsumer)
 		h.opts.Metrics.RelayDroppedHosts.Inc()
 	default:
 		h.opts.Metrics.RelayDropped.Inc()

@@ -402,7 +402,7 @@ func TestViewLeaveSynthesizesCancels(t *testing.T) {
 		got[m.Type] = m.Payload
 	}
 	if len(ms) != 3 || got["validateCancel"]["requestId"] != "v1" || got["exportCancel"]["requestId"] != "e1" ||
-		got["validateCancel"]["reason"] != ReasonViewDisconnected || got["viewState"]["state"] != "disconnected" ||
+		got["validateCancel"]["reason"] != contract.CancelReasonViewDisconnected || got["viewState"]["state"] != "disconnected" ||
 		got["exportCancel"]["target"].(map[string]any)["k"] != 1.0 {
 		t.Fatalf("host after view left: %v", ms)
 	}
@@ -478,7 +478,7 @@ func TestSlowViewDropped(t *testing.T) {
 	if len(fast.got("focusNode", "focusNode", "focusNode", "focusNode", "focusNode", "focusNode", "focusNode", "focusNode", "focusNode", "focusNode")) != 10 {
 		t.Fatal()
 	}
-	if !slow.box.closed || slow.box.code != CodeSlowConsumer || slow.box.reason != ReasonSlowConsumer {
+	if !slow.box.closed || slow.box.code != contract.CloseTryAgainLater || slow.box.reason != contract.ReasonSlowConsumer {
 		t.Fatalf("slow view not closed: %+v", slow.box)
 	}
 	if ms := host.got("viewState"); ms[0].Payload["viewId"] != slow.m.id || ms[0].Payload["state"] != "disconnected" {
@@ -533,7 +533,7 @@ func TestSlowHostDroppedByOwnTraffic(t *testing.T) {
 	for range 3 {
 		host.send("snapshot", map[string]any{"atHostSequence": 1, "state": map[string]any{}}, 0)
 	}
-	if !host.box.closed || host.box.code != CodeSlowConsumer {
+	if !host.box.closed || host.box.code != contract.CloseTryAgainLater {
 		t.Fatal("slow host not closed")
 	}
 	if ms := v.got("connectionState"); ms[0].Payload["state"] != "disconnected" {

@@ -101,7 +101,7 @@ func (h *Hub) cancelRequestsOf(m *Member) {
 		h.settle(id, true)
 		typ, ok := contract.CancelOf(req.family)
 		if ok {
-			h.notifyHost(typ, synthesizedCancel{id, json.RawMessage(req.target), ReasonViewDisconnected})
+			h.notifyHost(typ, synthesizedCancel{id, json.RawMessage(req.target), contract.CancelReasonViewDisconnected})
 		}
 	}
 }

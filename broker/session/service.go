@@ -122,10 +122,10 @@ func (s *Service) Close(ctx context.Context) error {
 		s.mu.Unlock()
 		close(s.stopReaper)
 		for _, sess := range s.store.all() {
-			sess.hub.Close(contract.CloseGoingAway, goingAwayReason)
+			sess.hub.Close(contract.CloseGoingAway, contract.ReasonGoingAway)
 		}
 		for _, k := range socks {
-			k.Close(contract.CloseGoingAway, goingAwayReason)
+			k.Close(contract.CloseGoingAway, contract.ReasonGoingAway)
 		}
 	})
 	done := make(chan struct{})

@@ -13,15 +13,6 @@ import (
 	"github.com/airlock/airlock/broker/relay"
 )
 
-// The reasons of the closes the broker makes outside the contract's
-// code pairs.
-const (
-	goingAwayReason = "going away" // shutdown, CloseGoingAway
-	// tooManyViews closes (CloseTryAgainLater) a view past
-	// local.max_views_per_session.
-	tooManyViewsReason = "too-many-views"
-)
-
 // requestOrigin is the Origin that bootstrap and /local/ws compare with
 // the launch origin: the request's only Origin header, or "" (which
 // matches no launch origin: 403, close 4403) when it has none or several.
@@ -54,7 +45,7 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 	conn.SetReadLimit(-1) // frames are bounded by link.ReadFrame, which survives oversize ones
 	k := newSocket(conn, s.opts.Local.OutboundQueue, s.opts.Local.OutboundQueueBytes)
 	if !s.track(k) {
-		_ = conn.Close(websocket.StatusGoingAway, goingAwayReason)
+		_ = conn.Close(websocket.StatusGoingAway, contract.ReasonGoingAway)
 		return
 	}
 	if authErr != nil {
@@ -110,11 +101,11 @@ func (s *Service) handshake(sess *Session, role contract.Role, k *socket, establ
 	case ref != nil:
 		s.refuseHandshake(sess, k, ref)
 	case errors.Is(err, relay.ErrTooManyViews):
-		k.Close(contract.CloseTryAgainLater, tooManyViewsReason)
+		k.Close(contract.CloseTryAgainLater, contract.ReasonTooManyViews)
 	case errors.Is(err, relay.ErrHostBusy):
-		k.Close(relay.CodeSlowConsumer, relay.ReasonHostBusy)
+		k.Close(contract.CloseTryAgainLater, contract.ReasonHostBusy)
 	case err != nil && s.isClosed():
-		k.Close(contract.CloseGoingAway, goingAwayReason)
+		k.Close(contract.CloseGoingAway, contract.ReasonGoingAway)
 	case err != nil:
 		k.Close(contract.CredentialExpired.CloseCode(), string(contract.CredentialExpired))
 	}

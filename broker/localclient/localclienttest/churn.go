@@ -50,7 +50,7 @@ type ChurnStats struct {
 // views' share; the view may come again).
 func slowConsumer(err error) bool {
 	code, reason := localclient.CloseStatus(err)
-	return code == contract.CloseTryAgainLater && (reason == "slow-consumer" || reason == "host-busy")
+	return code == contract.CloseTryAgainLater && (reason == contract.ReasonSlowConsumer || reason == contract.ReasonHostBusy)
 }
 
 // Churn mints and bootstraps l.Sessions sessions for origin through client
