@@ -96,11 +96,9 @@ type Registry struct {
 	// name, or left out, because another tool declares their name.
 	MCPToolCollisions *prometheus.CounterVec // outcome: MCPCollisionOutcomes
 
-	relayMessages map[relayKey]prometheus.Counter // pre-bound: every (type, direction) the relay counts
-	mcpMethods    map[string]string               // MCP method → its label
+	relayMessages map[RelayPair]prometheus.Counter // pre-bound by DeclareLocal: every (type, direction) the relay counts
+	mcpMethods    map[string]string                // MCP method → its label
 }
-
-type relayKey struct{ typ, dir string }
 
 // Cancelled is the outcome of a tool call whose caller went away or
 // cancelled it (an MCP notifications/cancelled, a closed HTTP request)

@@ -1,9 +1,9 @@
 package metrics
 
 import (
-	"github.com/airlock/airlock/broker/contract"
-	"github.com/airlock/airlock/executors/wire"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // Outcomes is the closed set of a tool call's outcome label: ok, every
@@ -17,30 +17,13 @@ func Outcomes() []string {
 	return append(out, Cancelled)
 }
 
-// authRefusals pairs each endpoint with the codes refused there
-// (PROTOCOL sections 1 to 3, 6 and 11): the Host check refuses
-// invalid-origin on every route, the token and cookie checks the rest.
-// The /channel reasons are declared by the channel, which owns them.
-func authRefusals() map[string][]contract.Code {
-	out := map[string][]contract.Code{}
-	for _, e := range Endpoints {
-		out[e] = []contract.Code{contract.InvalidOrigin}
-	}
-	for _, e := range []string{"sessions", "bootstrap", "ws", "v1", "mcp"} {
-		out[e] = append(out[e], contract.InvalidCredentials)
-	}
-	for _, e := range []string{"bootstrap", "ws"} {
-		out[e] = append(out[e], contract.CredentialExpired, contract.Unavailable)
-	}
-	return out
-}
-
 // zero declares at 0 every series whose labels come from a closed set
 // this package knows, so that rate() and alerts see them from the first
 // scrape (RATIONALE.md, "Why is every closed label set declared at zero?").
-// Sets owned elsewhere are declared by their owners: admission reasons by
-// the plugin catalog, /channel reasons by the channel, eviction phases by
-// the connection limiter, descriptors and tools by the call router.
+// Sets owned elsewhere are declared by their owners: the /local surface's
+// by the broker (DeclareLocal), admission reasons by the plugin catalog,
+// /channel reasons by the channel, eviction phases by the connection
+// limiter, descriptors and tools by the call router.
 func (r *Registry) zero() {
 	outcomes := Outcomes()
 	// A call for a descriptor nobody admitted (or a body that is not a
@@ -61,28 +44,11 @@ func (r *Registry) zero() {
 		r.ChannelPeers.WithLabelValues(p)
 		r.WSConnections.WithLabelValues("channel", p)
 	}
-	for _, role := range []contract.Role{contract.Host, contract.View} {
-		r.WSConnections.WithLabelValues("ws", role.String())
-	}
 	for _, s := range []string{"live", "tombstone"} {
 		r.Sessions.WithLabelValues(s)
 	}
 	for _, o := range []string{HostBusyJoinRefused, HostBusyNoticeDropped} {
 		r.RelayHostBusy.WithLabelValues(o)
-	}
-	// Every code a /local/ws error frame can carry.
-	for _, c := range []contract.Code{contract.InvalidMessage, contract.UnknownMessage, contract.ProtocolVersionMismatch,
-		contract.SessionMismatch, contract.HostAlreadyConnected} {
-		r.RelayRefusals.WithLabelValues(Kebab(string(c)))
-	}
-	for e, codes := range authRefusals() {
-		for _, c := range codes {
-			r.AuthRefusals.WithLabelValues(e, Kebab(string(c)))
-		}
-	}
-	r.relayMessages = map[relayKey]prometheus.Counter{}
-	for _, k := range relayPairs() {
-		r.relayMessages[k] = r.RelayMessages.WithLabelValues(Kebab(k.typ), k.dir)
 	}
 	r.mcpMethods = map[string]string{}
 	for _, m := range MCPMethods {
@@ -101,45 +67,55 @@ func (r *Registry) zero() {
 	}
 }
 
-// relayPairs is every (type, direction) the relay counts, from the
-// contract's table (PROTOCOL section 4.5): a client's message in the
-// direction its sender's role sends it, a host's replies and snapshots to
-// one view, the broker's own messages and the cancels it writes for a view
-// that left. hello is the handshake and is not relayed.
-func relayPairs() []relayKey {
-	var out []relayKey
-	for _, t := range contract.Types() {
-		s, _ := contract.Lookup(t)
-		switch {
-		case t == "hello":
-			continue
-		case s.From == 0:
-			out = append(out, relayKey{t, RelayBroker})
-			continue
-		}
-		if s.From&contract.View != 0 {
-			out = append(out, relayKey{t, RelayViewToHost})
-		}
-		if s.From&contract.Host != 0 {
-			dir := RelayHostToViews
-			if t == "snapshot" || s.Kind == contract.Progress || s.Kind == contract.Result {
-				dir = RelayHostToView
-			}
-			out = append(out, relayKey{t, dir})
-		}
-		if s.Kind == contract.Cancel {
-			out = append(out, relayKey{t, RelayBroker})
+// RelayPair is one (type, direction) of airlock_relay_messages_total,
+// the type as the contract spells it (focusNode).
+type RelayPair struct{ Type, Direction string }
+
+// Local is the closed label sets of the /local surface. Their terms
+// (roles, error codes, message types) are the broker's contract, which
+// this package, a floor below the broker, does not import: the broker
+// hands them in (RATIONALE.md, "Why does the broker hand metrics the
+// /local label sets?").
+type Local struct {
+	// Roles label airlock_ws_connections{endpoint="ws"}.
+	Roles []string
+	// RelayRefusals are the codes a /local/ws error frame can carry, as
+	// the contract spells them (INVALID_MESSAGE).
+	RelayRefusals []string
+	// AuthRefusals pairs each endpoint with the codes refused there.
+	AuthRefusals map[string][]string
+	// RelayPairs is every (type, direction) the relay counts.
+	RelayPairs []RelayPair
+}
+
+// DeclareLocal declares every series of l at 0, in the label style, and
+// binds the counters RelayMessage returns. Call it once, before the relay
+// counts: RelayMessage reads the bindings without a lock.
+func (r *Registry) DeclareLocal(l Local) {
+	for _, role := range l.Roles {
+		r.WSConnections.WithLabelValues("ws", role)
+	}
+	for _, c := range l.RelayRefusals {
+		r.RelayRefusals.WithLabelValues(Kebab(c))
+	}
+	for e, codes := range l.AuthRefusals {
+		for _, c := range codes {
+			r.AuthRefusals.WithLabelValues(e, Kebab(c))
 		}
 	}
-	return out
+	bound := make(map[RelayPair]prometheus.Counter, len(l.RelayPairs))
+	for _, p := range l.RelayPairs {
+		bound[p] = r.RelayMessages.WithLabelValues(Kebab(p.Type), p.Direction)
+	}
+	r.relayMessages = bound
 }
 
 // RelayMessage is the counter of one relayed message of type typ (as the
-// contract spells it) in direction dir, bound once in New so the relay's
-// hot path neither allocates nor respells. A pair the contract does not
-// route is counted under Other.
+// contract spells it) in direction dir, bound once by DeclareLocal so the
+// relay's hot path neither allocates nor respells. A pair outside
+// Local.RelayPairs is counted under Other.
 func (r *Registry) RelayMessage(typ, dir string) prometheus.Counter {
-	if c, ok := r.relayMessages[relayKey{typ, dir}]; ok {
+	if c, ok := r.relayMessages[RelayPair{typ, dir}]; ok {
 		return c
 	}
 	return r.RelayMessages.WithLabelValues(Other, dir)

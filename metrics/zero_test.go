@@ -2,12 +2,12 @@ package metrics
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -50,15 +50,12 @@ func families(t *testing.T, r *Registry) map[string]int {
 }
 
 // TestClosedSetsAreAtZeroFromTheStart: before any event, every series of
-// a closed set this package owns is exported at 0.
+// a closed set this package owns is exported at 0; the /local sets wait
+// for DeclareLocal.
 func TestClosedSetsAreAtZeroFromTheStart(t *testing.T) {
 	r := New()
 	got := families(t, r)
 	outcomes := len(wire.Rules) + 2
-	relay := len(relayPairs())
-	if relay < len(contract.Types()) { // every type but hello, some in two directions
-		t.Errorf("only %d relay pairs for %d types", relay, len(contract.Types()))
-	}
 	for name, want := range map[string]int{
 		"airlock_build_info":                 1,
 		"airlock_tool_calls_total":           outcomes, // OTHER, OTHER
@@ -68,12 +65,12 @@ func TestClosedSetsAreAtZeroFromTheStart(t *testing.T) {
 		"airlock_channel_timeouts_total":     2,
 		"airlock_channel_inflight":           2,
 		"airlock_channel_peers":              2,
-		"airlock_ws_connections":             4,
+		"airlock_ws_connections":             2, // channel page, machine
 		"airlock_sessions":                   2,
 		"airlock_relay_host_busy_total":      2,
-		"airlock_relay_refusals_total":       5,
-		"airlock_relay_messages_total":       relay,
-		"airlock_auth_refusals_total":        len(Endpoints) + 5 + 4,
+		"airlock_relay_refusals_total":       0,
+		"airlock_relay_messages_total":       0,
+		"airlock_auth_refusals_total":        0,
 		"airlock_mcp_sessions":               len(MCPTransports),
 		"airlock_mcp_requests_total":         len(MCPMethods) * len(MCPOutcomes),
 		"airlock_mcp_tool_collisions_total":  len(MCPCollisionOutcomes),
@@ -88,23 +85,79 @@ func TestClosedSetsAreAtZeroFromTheStart(t *testing.T) {
 			t.Errorf("%s has %d series at start, want %d", name, got[name], want)
 		}
 	}
-	if v := testutil.ToFloat64(r.RelayMessage("validateRequest", RelayViewToHost)); v != 0 {
-		t.Errorf("validateRequest view-to-host = %v", v)
-	}
-	// The relay's hot path finds its pre-bound counters.
-	r.RelayMessage("focusNode", RelayHostToViews).Inc()
-	if v := testutil.ToFloat64(r.RelayMessages.WithLabelValues("focus-node", RelayHostToViews)); v != 1 {
-		t.Errorf("focusNode not counted under focus-node: %v", v)
-	}
-	if v := testutil.ToFloat64(r.RelayMessage("focusNode", RelayViewToHost)); v != 0 {
-		t.Error("a pair the contract does not route is not folded into OTHER")
-	}
 	r.MCPRequest("tools/call", "ok")
 	r.MCPRequest("evil/method", "error")
 	if testutil.ToFloat64(r.MCPRequests.WithLabelValues("tools-call", "ok")) != 1 ||
 		testutil.ToFloat64(r.MCPRequests.WithLabelValues(Other, "error")) != 1 {
 		t.Error("MCP methods not labelled in style")
 	}
+}
+
+// TestDeclareLocal: the /local sets the broker hands in are declared at
+// 0 in the label style, and the relay's hot path finds its pre-bound
+// counters.
+func TestDeclareLocal(t *testing.T) {
+	r := New()
+	r.DeclareLocal(Local{
+		Roles:         []string{"host", "view"},
+		RelayRefusals: []string{"INVALID_MESSAGE", "UNKNOWN_MESSAGE"},
+		AuthRefusals:  map[string][]string{"ws": {"INVALID_ORIGIN", "INVALID_CREDENTIALS"}, "v1": {"INVALID_ORIGIN"}},
+		RelayPairs:    []RelayPair{{"focusNode", RelayHostToViews}, {"validateRequest", RelayViewToHost}, {"viewState", RelayBroker}},
+	})
+	want := map[string][]string{
+		"airlock_ws_connections": {"endpoint=channel role=machine", "endpoint=channel role=page",
+			"endpoint=ws role=host", "endpoint=ws role=view"},
+		"airlock_relay_refusals_total": {"code=invalid-message", "code=unknown-message"},
+		"airlock_auth_refusals_total": {"code=invalid-credentials endpoint=ws", "code=invalid-origin endpoint=v1",
+			"code=invalid-origin endpoint=ws"},
+		"airlock_relay_messages_total": {"direction=broker type=view-state", "direction=host-to-views type=focus-node",
+			"direction=view-to-host type=validate-request"},
+	}
+	got := seriesAtZero(t, r)
+	for name, w := range want {
+		if !slices.Equal(got[name], w) {
+			t.Errorf("%s: %q, want %q", name, got[name], w)
+		}
+	}
+	if bad := StyleViolations(t, r); len(bad) != 0 {
+		t.Errorf("out of style: %q", bad)
+	}
+	r.RelayMessage("focusNode", RelayHostToViews).Inc()
+	if v := testutil.ToFloat64(r.RelayMessages.WithLabelValues("focus-node", RelayHostToViews)); v != 1 {
+		t.Errorf("focusNode not counted under focus-node: %v", v)
+	}
+	if r.RelayMessage("focusNode", RelayViewToHost) != r.RelayMessages.WithLabelValues(Other, RelayViewToHost) {
+		t.Error("a pair outside RelayPairs is not folded into OTHER")
+	}
+	if got := families(t, r)["airlock_relay_messages_total"]; got != 4 {
+		t.Errorf("%d relay series, want the 3 declared and OTHER", got)
+	}
+}
+
+// seriesAtZero gathers r into name → the sorted label sets of its
+// series, failing on a series that is not 0.
+func seriesAtZero(t *testing.T, r *Registry) map[string][]string {
+	t.Helper()
+	mfs, err := r.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			out[mf.GetName()] = append(out[mf.GetName()], strings.Join(ls, " "))
+			if v := m.GetCounter().GetValue() + m.GetGauge().GetValue(); v != 0 && mf.GetName() != "airlock_build_info" &&
+				strings.HasPrefix(mf.GetName(), Namespace+"_") {
+				t.Errorf("%s{%s} = %v", mf.GetName(), strings.Join(ls, " "), v)
+			}
+		}
+		slices.Sort(out[mf.GetName()])
+	}
+	return out
 }
 
 // TestEveryLabelValueIsInStyle gathers a registry with every collector

@@ -1,10 +1,12 @@
-// Package contract is the frozen /local/ws message contract (PROTOCOL
-// section 4): the envelope, the schema of every message type and the order
-// in which a frame is checked. Every inbound frame passes through Validate
-// exactly once; nothing else in the broker parses client frames. It also
-// holds the vocabulary the rest of /local shares (error codes, close codes,
-// capabilities) and imports only the standard library and wire, so the Go
-// client can use it without the broker.
+// Package contract is the /local surface's one vocabulary: the frozen
+// /local/ws message contract (PROTOCOL section 4: the envelope, the schema
+// of every message type and the order in which a frame is checked), and
+// every name a /local client and the broker spell alike: error codes,
+// close codes and close reasons (codes.go), roles, cookie, header and
+// subprotocol names (names.go), capabilities. Every inbound frame passes
+// through Validate exactly once; nothing else in the broker parses client
+// frames. It imports only the standard library and wire, so the Go
+// clients use it without the broker.
 package contract
 
 import (

@@ -161,3 +161,37 @@ func (h *Hub) offer(m *Member, frame []byte) {
 func (h *Hub) count(typ, dir string) {
 	h.opts.Metrics.RelayMessage(typ, dir).Inc()
 }
+
+// CountedPairs is every (type, direction) the hub counts, from the
+// contract's table (PROTOCOL section 4.5), for the broker to declare at
+// zero: a client's message in the direction its sender's role sends it, a
+// host's replies and snapshots to one view, the broker's own messages and
+// the cancels it writes for a view that left. hello is the handshake and
+// is not relayed.
+func CountedPairs() []metrics.RelayPair {
+	var out []metrics.RelayPair
+	for _, t := range contract.Types() {
+		s, _ := contract.Lookup(t)
+		switch {
+		case t == "hello":
+			continue
+		case s.From == 0:
+			out = append(out, metrics.RelayPair{Type: t, Direction: dirBroker})
+			continue
+		}
+		if s.From&contract.View != 0 {
+			out = append(out, metrics.RelayPair{Type: t, Direction: dirViewToHost})
+		}
+		if s.From&contract.Host != 0 {
+			dir := dirHostToViews
+			if t == "snapshot" || s.Kind == contract.Progress || s.Kind == contract.Result {
+				dir = dirHostToView
+			}
+			out = append(out, metrics.RelayPair{Type: t, Direction: dir})
+		}
+		if s.Kind == contract.Cancel {
+			out = append(out, metrics.RelayPair{Type: t, Direction: dirBroker})
+		}
+	}
+	return out
+}

@@ -11,11 +11,8 @@ import (
 // the /channel server, Prometheus). cmd/airlock as a whole imports the
 // broker for `serve`, so the packages env's code calls are checked:
 // envclient and link may reach only the standard library, coder/websocket
-// and executors/wire; plugins (plugins.Open) reaches no broker package but
-// the /local vocabulary (broker/relay/contract: std and executors/wire
-// only), which the metrics package reads to declare its closed label sets
-// at zero. It does reach client_golang, through the metrics its catalog
-// keeps.
+// and executors/wire; plugins (plugins.Open) reaches no broker package.
+// It does reach client_golang, through the metrics its catalog keeps.
 func TestEnvPathImports(t *testing.T) {
 	const mod = "github.com/airlock/airlock/"
 	only := func(allowed ...string) func(string) bool {
@@ -33,7 +30,7 @@ func TestEnvPathImports(t *testing.T) {
 		mod + "broker/channel/link":      wireOnly,
 		mod + "broker/channel/envclient": wireOnly,
 		mod + "plugins": func(dep string) bool {
-			return !strings.HasPrefix(dep, mod+"broker") || dep == mod+"broker/relay/contract"
+			return !strings.HasPrefix(dep, mod+"broker")
 		},
 	} {
 		for _, dep := range deps(t, pkg) {
