@@ -26,7 +26,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock/airlock/broker/calls"
-	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -53,21 +52,6 @@ func (b routerBackend) Descriptors(context.Context) ([]wire.Descriptor, error) {
 
 func (b routerBackend) Call(ctx context.Context, c wire.Call) (wire.Answer, error) {
 	return b.r.Call(ctx, c), nil
-}
-
-// Remote is a running broker's /v1 API as a Backend (`airlock mcp
-// --broker URL`).
-func Remote(c *v1client.Client) Backend { return remoteBackend{c} }
-
-type remoteBackend struct{ c *v1client.Client }
-
-func (b remoteBackend) Descriptors(ctx context.Context) ([]wire.Descriptor, error) {
-	return b.c.Tools(ctx)
-}
-
-func (b remoteBackend) Call(ctx context.Context, c wire.Call) (wire.Answer, error) {
-	a, _, err := b.c.Call(ctx, c)
-	return a, err
 }
 
 // Protocol revisions accepted at initialize (PROTOCOL section 11).
@@ -102,8 +86,9 @@ type Server struct {
 	// the sessions only once they have answered.
 	inflight atomic.Int64
 	tools    atomic.Pointer[map[string]*entry] // what the SDK lists, by name
-	syncMu   sync.Mutex                        // serializes sync; guards left
+	syncMu   sync.Mutex                        // serializes sync; guards left and unlisted
 	left     map[string]bool                   // the names left out by the last sync
+	unlisted bool                              // the last sync could not list the catalog
 	kick     chan struct{}
 	stop     chan struct{}
 	stopped  sync.Once
@@ -216,8 +201,17 @@ func (s *Server) sync(ctx context.Context) bool {
 	defer s.syncMu.Unlock()
 	ds, err := s.o.Backend.Descriptors(ctx)
 	if err != nil {
-		s.o.Logger.Warn("mcp: the catalog could not be listed", "err", err)
+		// Said once when it starts failing, not at every poll: the tools
+		// stay listed, and their calls are refused by name meanwhile.
+		if !s.unlisted {
+			s.o.Logger.Warn("mcp: the catalog could not be listed; its tools stay listed and calls are refused until it can", "err", err)
+		}
+		s.unlisted = true
 		return false
+	}
+	if s.unlisted {
+		s.o.Logger.Info("mcp: the catalog can be listed again")
+		s.unlisted = false
 	}
 	next, left := entries(ds)
 	s.report(next, left)
@@ -345,7 +339,12 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		a, err := s.o.Backend.Call(ctx, c)
 		stop()
 		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the broker could not be reached"}
+			if ctx.Err() != nil { // the client left: the answer is dropped
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call was cancelled"}
+			}
+			// A remote broker gone: the agent is told by name, with what
+			// to do, instead of a protocol error it cannot act on.
+			a = wire.Answer{Refused: wire.MachineUnreachable, Why: wire.CleanWhy(err.Error(), wire.MaxWhyBytes)}
 		}
 		return result(a, e), nil
 	}

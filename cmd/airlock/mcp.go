@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airlock/airlock/broker"
+	"github.com/airlock/airlock/broker/mcp"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -40,6 +41,9 @@ func newMCPCmd() *cobra.Command {
 			if b.given() {
 				if o.Remote, err = b.client(); err != nil {
 					return err
+				}
+				if err := mcp.CheckRemote(cmd.Context(), o.Remote); err != nil {
+					return brokerErr(err)
 				}
 			} else if err := checkData(cfg, true, stderr); err != nil {
 				return err

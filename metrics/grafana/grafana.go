@@ -1,7 +1,9 @@
 // Package grafana holds the broker's Grafana dashboard (airlock.json) and
 // reads the metric names its queries use, so a test can hold every query
-// to the metrics the broker exports. Only tests import it: the broker
-// binary links neither the dashboard nor the PromQL parser.
+// to the metrics the broker exports. It is a module of its own, which the
+// broker's module does not require, so Prometheus's PromQL parser and its
+// module graph stay out of the broker's (metrics/RATIONALE.md, "Why is
+// the dashboard check a module of its own?").
 package grafana
 
 import (

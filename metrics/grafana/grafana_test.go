@@ -1,6 +1,7 @@
 package grafana_test
 
 import (
+	"bytes"
 	"reflect"
 	"sort"
 	"strings"
@@ -16,7 +17,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// exported is every series name the broker's registry exports: each
+// exported is every series name the broker's registry exports, built in
+// process as the broker builds it (metrics.New declares every series it
+// knows at zero; every collector is registered there): each
 // gathered family, a histogram as its _bucket, _sum and _count, a summary
 // as itself, _sum and _count. It fails if a registered family is not
 // gathered, so no family escapes the comparison.
@@ -130,6 +133,27 @@ func TestUnknownMetricFails(t *testing.T) {
 	for i, w := range want {
 		if !strings.HasPrefix(bad[i], w) {
 			t.Errorf("problem %d: %q, want it to start %q", i, bad[i], w)
+		}
+	}
+}
+
+// TestMisspeltDashboardFails: the real dashboard with one family
+// misspelt is refused at every query that names it.
+func TestMisspeltDashboardFails(t *testing.T) {
+	const name, misspelt = "airlock_tool_calls_total", "airlock_tool_call_total"
+	if !bytes.Contains(grafana.Dashboard, []byte(name)) {
+		t.Fatalf("the dashboard does not name %s", name)
+	}
+	bad, err := grafana.Unknown(bytes.ReplaceAll(grafana.Dashboard, []byte(name), []byte(misspelt)), exported(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) == 0 {
+		t.Fatal("a misspelt family was accepted")
+	}
+	for _, b := range bad {
+		if !strings.HasSuffix(b, misspelt+" is not exported") {
+			t.Errorf("unexpected problem %q", b)
 		}
 	}
 }

@@ -133,9 +133,8 @@ func TestConnectionCapEvictsClientsThatNeverRead(t *testing.T) {
 	s := connect(t, p, 2, localclient.MintOptions{})
 	// A static file of the view page (25 KB) is cheap to serve however
 	// loaded the machine is, and 400 of them fill the socket buffers
-	// (at most 4 MiB here) at once; /metrics, which the test used before,
-	// costs a gathering per response and grew with the series declared at
-	// zero, so under load the broker could take minutes to block.
+	// (at most 4 MiB here) at once; /metrics would cost a gathering per
+	// response, so under load the broker could take minutes to block.
 	req := strings.Repeat(fmt.Sprintf("GET /local/view/client/wire.js HTTP/1.1\r\nHost: %s\r\n\r\n", p.Addr), 400)
 	for range maxConns + 8 {
 		c, err := net.Dial("tcp", p.Addr)
@@ -153,12 +152,15 @@ func TestConnectionCapEvictsClientsThatNeverRead(t *testing.T) {
 	// Wait until the broker is blocked writing to them and the cap has
 	// made room by closing one: until they stall, they are requests being
 	// served, which the cap leaves alone. Each poll is a new connection
-	// (a refused poll reads nothing).
-	// If it never happens, say what the cap did instead (it failed once
-	// in a full loaded suite, and never alone).
+	// (a refused poll reads nothing). If it never happens, say what the
+	// cap did instead.
 	var body string
+	var last error // the last refused attempt to get in, below
 	defer func() {
 		if t.Failed() {
+			if last != nil {
+				t.Logf("last attempt to get in: %v", last)
+			}
 			for l := range strings.Lines(body) {
 				if strings.HasPrefix(l, "airlock_connections_") {
 					t.Logf("last poll: %s", strings.TrimSpace(l))
@@ -167,9 +169,29 @@ func TestConnectionCapEvictsClientsThatNeverRead(t *testing.T) {
 		}
 	}()
 	testkit.Eventually(t, "a client that never reads is evicted", func() bool {
-		_, body = rawGet(t, p, "/metrics")
+		if code, b, err := tryGet(p, "/metrics"); err == nil && code == 200 {
+			body = b
+		}
 		return strings.Contains(body, `airlock_connections_evicted_total{phase="writing"} `) &&
 			!strings.Contains(body, `airlock_connections_evicted_total{phase="writing"} 0`)
 	})
-	stillServes(t, p, s, 1)
+	// The live session never waits on the cap.
+	s.relays(t, 1)
+	// Each of the others becomes evictable only once its socket buffers
+	// are full; until then it is a request being served, and a new
+	// connection that finds every slot so is refused (503). On a loaded
+	// machine the last of them can take seconds to stall, so /healthz and
+	// a new session must come to be admitted: each attempt is a new
+	// connection, and a refused one leaves nothing open.
+	testkit.Eventually(t, "/healthz answers with the cap full of clients that never read", func() bool {
+		code, _, err := tryHealthz(p)
+		last = fmt.Errorf("status %d, %v", code, err)
+		return err == nil && code == 200
+	})
+	var fresh *session
+	testkit.Eventually(t, "a new session connects with the cap full of clients that never read", func() bool {
+		fresh, last = p.tryConnect(t, 1, localclient.MintOptions{})
+		return last == nil
+	})
+	fresh.relays(t, 1)
 }

@@ -194,6 +194,8 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock mcp: argument", args: []string{"mcp", testToken}, code: exitcode.Usage, err: "unexpected argument"},
 		{name: "airlock mcp: broker, no token", args: []string{"mcp", "--broker", url}, code: exitcode.Usage, err: missingToken},
 		{name: "airlock mcp: broker, stdin closed", args: []string{"mcp", "--broker", url}, env: tok, code: exitcode.OK},
+		{name: "airlock mcp: broker, wrong token", args: []string{"mcp", "--broker", url}, env: wrong, code: exitcode.Refused, err: "refused the launch token"},
+		{name: "airlock mcp: broker unreachable", args: []string{"mcp", "--broker", unreachable}, env: tok, code: exitcode.Failed, err: "cannot reach the broker"},
 		{name: "airlock mcp: embedded, stdin closed", args: noBuiltin("mcp"), code: exitcode.OK},
 	}
 	for _, path := range commandPaths(t) {

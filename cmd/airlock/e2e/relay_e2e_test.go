@@ -33,14 +33,74 @@ type session struct {
 // handshake notification is consumed.
 func connect(t *testing.T, p *proc, n int, o localclient.MintOptions) *session {
 	t.Helper()
-	s := &session{p: p, m: p.mintFor(t, o)}
-	s.pass = p.bootstrap(t, s.m)
-	s.ck = s.pass.Cookie
-	s.host, _ = p.host(t, s.m)
-	for range n {
-		s.addView(t)
+	s, err := p.tryConnect(t, n, o)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return s
+}
+
+// tryConnect is connect that returns what failed instead of failing t;
+// the sockets of a failed attempt are closed before it returns, so a
+// caller may try again without leaving a connection behind.
+func (p *proc) tryConnect(t *testing.T, n int, o localclient.MintOptions) (_ *session, err error) {
+	t.Helper()
+	if o.LaunchOrigin == "" {
+		o.LaunchOrigin = p.URL()
+	}
+	var opened []*localclient.Conn
+	defer func() {
+		if err != nil {
+			for _, c := range opened {
+				c.CloseNow()
+			}
+		}
+	}()
+	ctx := tctx(t)
+	m, err := p.client().Mint(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("mint: %w", err)
+	}
+	p.AddSecret(m.ViewCredential)
+	p.AddSecret(m.HostCookieKey)
+	pass, _, err := p.client().Bootstrap(ctx, m.LaunchOrigin, m.WorkspaceSessionID, m.ViewCredential)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	p.AddSecret(pass.Cookie.Value)
+	p.AddSecret(pass.Key)
+	// hello dials and completes the handshake of one role.
+	hello := func(name string, o localclient.DialOptions) (*sock, *localclient.Connected, error) {
+		c, err := localclient.Dial(ctx, p.URL(), o)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: dial: %w", name, err)
+		}
+		opened = append(opened, c)
+		connected, err := c.Hello(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s hello: %w", name, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return &sock{c, t, name}, connected, nil
+	}
+	s := &session{p: p, m: m, pass: pass, ck: pass.Cookie}
+	if s.host, _, err = hello("host", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
+		Cookies: []*http.Cookie{s.hostCookie()}}); err != nil {
+		return nil, err
+	}
+	for range n {
+		v, c, err := hello("view", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
+			Cookies: []*http.Cookie{pass.Cookie}, ViewKey: pass.Key})
+		if err != nil {
+			return nil, err
+		}
+		v.name = "view " + c.ViewID
+		v.expect("connectionState")
+		s.host.expect("viewState")
+		s.views = append(s.views, v)
+		s.ids = append(s.ids, c.ViewID)
+	}
+	return s, nil
 }
 
 func (s *session) addView(t *testing.T) *sock {

@@ -165,13 +165,16 @@ func healthz(t *testing.T, p *proc) (int, string) {
 	return code, body
 }
 
-// tryHealthz is healthz without the test. While the connection cap is
-// full the refusal's 503 can arrive before the request is written, which
-// net/http reports as an error rather than a response: the same "not yet"
-// to a caller waiting for the cap to free.
-func tryHealthz(p *proc) (int, string, error) {
+// tryHealthz is healthz without the test (see tryGet).
+func tryHealthz(p *proc) (int, string, error) { return tryGet(p, "/healthz") }
+
+// tryGet asks path on a connection of its own, closed after the answer.
+// While the connection cap is full the refusal's 503 can arrive before
+// the request is written, which net/http reports as an error rather than
+// a response: the same "not yet" to a caller waiting for the cap to free.
+func tryGet(p *proc, path string) (int, string, error) {
 	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 60 * time.Second}
-	resp, err := c.Get(p.URL() + "/healthz")
+	resp, err := c.Get(p.URL() + path)
 	if err != nil {
 		return 0, "", err
 	}
