@@ -19,9 +19,9 @@ func (r *Refusal) Error() string {
 	return fmt.Sprintf("contract: %s (%s)", r.Code, r.Detail)
 }
 
-// Detail tokens of refusals raised by the contract itself. The relay hub
-// adds its own routing tokens (sequence, no-host, …); the whole table is in
-// broker/session/README.md.
+// Detail tokens of refusals raised by the contract itself (with the
+// routing tokens below, every detail a /local/ws error frame carries; the
+// table of when each is sent is in broker/session/README.md).
 const (
 	DetailBinaryFrame       = "binary-frame"
 	DetailFrameTooLarge     = "frame-too-large"
@@ -50,6 +50,30 @@ const (
 	DetailGraphNotGzip      = "graph-not-gzip"
 	DetailGraphTooLarge     = "graph-too-large"
 	DetailResultTooLarge    = "result-too-large"
+)
+
+// Detail tokens of refusals raised past the frame's own checks: by the
+// relay's routing, and by the handshake timer.
+const (
+	DetailSequence          = "sequence"
+	DetailNoPendingSnapshot = "no-pending-snapshot"
+	DetailNoHost            = "no-host"
+	DetailDuplicateRequest  = "duplicate-request"
+	DetailNotOwner          = "not-owner"
+	DetailKindMismatch      = "kind-mismatch"
+	DetailUnknownRequest    = "unknown-request"
+	DetailTargetMismatch    = "target-mismatch"
+	DetailViewMismatch      = "view-mismatch"
+	DetailTooManyRequests   = "too-many-requests"
+	DetailHostConnected     = "host-already-connected"
+	// DetailBusy refuses a view's frame for the host when the view has
+	// its maximum of requests in flight, or when the frame would take the
+	// host's queue past the share open to view traffic. The view may try
+	// again later; the host is never dropped for view traffic.
+	DetailBusy = "busy"
+	// DetailHandshakeTimeout: no hello arrived within
+	// local.handshake_timeout_ms.
+	DetailHandshakeTimeout = "handshake-timeout"
 )
 
 func refuse(c Code, detail string) *Refusal { return &Refusal{Code: c, Detail: detail} }

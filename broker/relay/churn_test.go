@@ -109,7 +109,7 @@ func TestViewChurnNeverDropsHost(t *testing.T) {
 	// One of them fills the share with acks.
 	for views[0].send("ack", map[string]any{}, 0) == nil {
 	}
-	if ms := views[0].box.take(t); ms[len(ms)-1].Payload["detail"] != DetailBusy {
+	if ms := views[0].box.take(t); ms[len(ms)-1].Payload["detail"] != contract.DetailBusy {
 		t.Fatalf("view got %v", ms)
 	}
 	// Churn: every further join is refused while the share is full.

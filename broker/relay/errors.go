@@ -18,23 +18,3 @@ var (
 	// stop.
 	ErrGone = errors.New("relay: the connection is no longer registered")
 )
-
-// Detail tokens of refusals raised by routing, beside the contract's own.
-const (
-	DetailSequence          = "sequence"
-	DetailNoPendingSnapshot = "no-pending-snapshot"
-	DetailNoHost            = "no-host"
-	DetailDuplicateRequest  = "duplicate-request"
-	DetailNotOwner          = "not-owner"
-	DetailKindMismatch      = "kind-mismatch"
-	DetailUnknownRequest    = "unknown-request"
-	DetailTargetMismatch    = "target-mismatch"
-	DetailViewMismatch      = "view-mismatch"
-	DetailTooManyRequests   = "too-many-requests"
-	DetailHostConnected     = "host-already-connected"
-	// DetailBusy refuses a view's frame for the host when the view has
-	// its maximum of requests in flight, or when the frame would take the
-	// host's queue past the share open to view traffic. The view may try
-	// again later; the host is never dropped for view traffic.
-	DetailBusy = "busy"
-)

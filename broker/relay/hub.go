@@ -141,7 +141,7 @@ func (h *Hub) Join(role contract.Role, out Outbox) (*Member, *contract.Refusal, 
 	case h.closed:
 		return nil, nil, ErrClosed
 	case role == contract.Host && h.host != nil:
-		return nil, &contract.Refusal{Code: contract.HostAlreadyConnected, Detail: DetailHostConnected}, nil
+		return nil, &contract.Refusal{Code: contract.HostAlreadyConnected, Detail: contract.DetailHostConnected}, nil
 	case role == contract.View && len(h.views) >= h.opts.MaxViews:
 		return nil, nil, ErrTooManyViews
 	}
@@ -165,7 +165,7 @@ func (h *Hub) joinHost(m *Member) {
 	for _, v := range slices.Clone(h.asks) {
 		if !h.forwardShare(m, h.askRaw[v], "snapshotRequest") {
 			h.dropAsk(v)
-			h.offer(v, ErrorFrame(h.opts.SessionID, refuse(DetailBusy)))
+			h.offer(v, ErrorFrame(h.opts.SessionID, refuse(contract.DetailBusy)))
 		}
 	}
 }

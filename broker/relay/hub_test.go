@@ -207,9 +207,9 @@ func TestOrderingPerEpoch(t *testing.T) {
 	}
 	v.got("focusNode")
 	host.send("projection", map[string]any{}, 5)
-	host.refused(DetailSequence)
+	host.refused(contract.DetailSequence)
 	host.send("syncState", map[string]any{}, 4)
-	host.refused(DetailSequence)
+	host.refused(contract.DetailSequence)
 	v.got()                               // never relayed
 	host.send("ack", map[string]any{}, 0) // unordered: no sequence involved
 	host.send("staleState", map[string]any{}, 6)
@@ -238,7 +238,7 @@ func TestViewTrafficOnlyToHost(t *testing.T) {
 	a.box.take(t)
 	b.box.take(t)
 	a.send("revealNode", map[string]any{"nodeId": "n"}, 0)
-	a.refused(DetailNoHost)
+	a.refused(contract.DetailNoHost)
 	host := join(t, h, contract.Host, 0)
 	host.box.take(t)
 	a.box.take(t)
@@ -282,7 +282,7 @@ func TestSnapshotRouting(t *testing.T) {
 	host.send("snapshot", snap, 0)
 	a.got("snapshot")
 	host.send("snapshot", snap, 0)
-	host.refused(DetailNoPendingSnapshot)
+	host.refused(contract.DetailNoPendingSnapshot)
 	// An asker that left is skipped.
 	b.send("snapshotRequest", map[string]any{"lastHostSequence": nil}, 0)
 	a.send("snapshotRequest", map[string]any{"lastHostSequence": nil}, 0)
@@ -335,22 +335,22 @@ func TestRequestRouting(t *testing.T) {
 			a.send(fam[0], reqPayload(fam[0], "r1", target), 0)
 			host.got(fam[0])
 			a.send(fam[0], reqPayload(fam[0], "r1", target), 0)
-			a.refused(DetailDuplicateRequest)
+			a.refused(contract.DetailDuplicateRequest)
 			b.send(fam[0], reqPayload(fam[0], "r1", target), 0)
-			b.refused(DetailDuplicateRequest)
+			b.refused(contract.DetailDuplicateRequest)
 			b.send(fam[1], reqPayload(fam[1], "r1", target), 0)
-			b.refused(DetailNotOwner)
+			b.refused(contract.DetailNotOwner)
 			host.got()
 			other := families[0]
 			if other[0] == fam[0] {
 				other = families[1]
 			}
 			host.send(other[3], reqPayload(other[3], "r1", target), 0)
-			host.refused(DetailKindMismatch)
+			host.refused(contract.DetailKindMismatch)
 			a.send(other[1], reqPayload(other[1], "r1", target), 0)
-			a.refused(DetailKindMismatch)
+			a.refused(contract.DetailKindMismatch)
 			host.send(fam[3], reqPayload(fam[3], "r1", "another"), 0)
-			host.refused(DetailTargetMismatch)
+			host.refused(contract.DetailTargetMismatch)
 			if fam[2] != "" {
 				host.send(fam[2], reqPayload(fam[2], "r1", target), 0)
 				a.got(fam[2])
@@ -360,9 +360,9 @@ func TestRequestRouting(t *testing.T) {
 			a.got(fam[3])
 			b.got()
 			host.send(fam[3], reqPayload(fam[3], "r1", target), 0)
-			host.refused(DetailUnknownRequest)
+			host.refused(contract.DetailUnknownRequest)
 			host.send(fam[3], reqPayload(fam[3], "never", target), 0)
-			host.refused(DetailUnknownRequest)
+			host.refused(contract.DetailUnknownRequest)
 			a.got()
 		})
 	}
@@ -381,7 +381,7 @@ func TestCancelledRequestsLateRepliesDropped(t *testing.T) {
 			host.got()
 			a.got()
 			a.send(fam[1], reqPayload(fam[1], "r1", "t"), 0)
-			a.refused(DetailUnknownRequest)
+			a.refused(contract.DetailUnknownRequest)
 		})
 	}
 }
@@ -418,7 +418,7 @@ func TestViewLeaveSynthesizesCancels(t *testing.T) {
 		t.Fatalf("late candidate refused: %v", r)
 	}
 	host.send("snapshot", map[string]any{"atHostSequence": 0, "state": map[string]any{}}, 0)
-	host.refused(DetailNoPendingSnapshot)
+	host.refused(contract.DetailNoPendingSnapshot)
 	b.got()
 	host.send("validateResult", reqPayload("validateResult", "v2", "t2"), 0)
 	b.got("validateResult")
@@ -436,13 +436,13 @@ func TestHostLeaveClearsRequests(t *testing.T) {
 		t.Fatalf("after host left: %+v", st)
 	}
 	b.send("exportRequest", reqPayload("exportRequest", "e2", "t"), 0)
-	b.refused(DetailNoHost)
+	b.refused(contract.DetailNoHost)
 	host2 := join(t, h, contract.Host, 0)
 	host2.box.take(t)
 	a.box.take(t)
 	b.box.take(t)
 	host2.send("exportResult", reqPayload("exportResult", "e1", "t"), 0)
-	host2.refused(DetailUnknownRequest)
+	host2.refused(contract.DetailUnknownRequest)
 	b.send("exportRequest", reqPayload("exportRequest", "e1", "t"), 0) // the id is free again
 	host2.got("exportRequest")
 }
@@ -452,9 +452,9 @@ func TestCandidateRouting(t *testing.T) {
 	a.send("candidateRequest", map[string]any{"requestId": "c1", "viewId": a.m.id}, 0)
 	host.got("candidateRequest")
 	host.send("candidateResult", map[string]any{"requestId": "c1", "viewId": b.m.id}, 0)
-	host.refused(DetailViewMismatch)
+	host.refused(contract.DetailViewMismatch)
 	host.send("validateResult", reqPayload("validateResult", "c1", "t"), 0)
-	host.refused(DetailKindMismatch)
+	host.refused(contract.DetailKindMismatch)
 	host.send("candidateResult", map[string]any{"requestId": "c1", "viewId": a.m.id, "items": []int{1}}, 0)
 	a.got("candidateResult")
 	b.got()
@@ -500,11 +500,11 @@ func TestViewTrafficNeverDropsHost(t *testing.T) {
 	// connected and viewState hold 2 of the host's 4 slots: half, the
 	// share open to view traffic, so every view frame is refused busy.
 	v.send("revealNode", map[string]any{"nodeId": "n"}, 0)
-	v.refused(DetailBusy)
+	v.refused(contract.DetailBusy)
 	v.send("validateRequest", reqPayload("validateRequest", "r1", "t"), 0)
-	v.refused(DetailBusy)
+	v.refused(contract.DetailBusy)
 	v.send("snapshotRequest", map[string]any{"lastHostSequence": nil}, 0)
-	v.refused(DetailBusy)
+	v.refused(contract.DetailBusy)
 	if host.box.closed {
 		t.Fatal("view traffic dropped the host")
 	}

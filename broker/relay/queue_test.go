@@ -114,7 +114,7 @@ func TestRequestsPerViewBound(t *testing.T) {
 	}
 	host.got("validateRequest", "validateRequest", "validateRequest")
 	a.send("validateRequest", reqPayload("validateRequest", "a3", "t"), 0)
-	a.refused(DetailBusy)
+	a.refused(contract.DetailBusy)
 	host.got() // the refused request never reached the host
 	// Per view: b is not held back by a.
 	b.send("validateRequest", reqPayload("validateRequest", "b0", "t"), 0)
@@ -125,7 +125,7 @@ func TestRequestsPerViewBound(t *testing.T) {
 	a.send("validateRequest", reqPayload("validateRequest", "a3", "t"), 0)
 	host.got("validateRequest")
 	a.send("validateRequest", reqPayload("validateRequest", "a4", "t"), 0)
-	a.refused(DetailBusy)
+	a.refused(contract.DetailBusy)
 	a.send("validateCancel", reqPayload("validateCancel", "a1", "t"), 0)
 	host.got("validateCancel")
 	a.send("validateRequest", reqPayload("validateRequest", "a4", "t"), 0)
@@ -170,7 +170,7 @@ func TestDefaultRequestsPerView(t *testing.T) {
 		t.Fatalf("refused within the default bound of %d", DefaultMaxRequestsPerView)
 	}
 	a.send("validateRequest", reqPayload("validateRequest", "over", "t"), 0)
-	a.refused(DetailBusy)
+	a.refused(contract.DetailBusy)
 	host.box.take(t)
 }
 

@@ -67,7 +67,7 @@ func (h *Hub) route(m *Member, msg *contract.Message) *contract.Refusal {
 func (h *Hub) fromHostState(msg *contract.Message) *contract.Refusal {
 	if msg.Spec.Ordered {
 		if msg.HostSequence <= h.lastSeq {
-			return refuse(DetailSequence)
+			return refuse(contract.DetailSequence)
 		}
 		h.lastSeq = msg.HostSequence
 	}
@@ -81,10 +81,10 @@ func (h *Hub) fromHostState(msg *contract.Message) *contract.Refusal {
 // toHost forwards view traffic (revealNode, ack, error) to the host only.
 func (h *Hub) toHost(msg *contract.Message) *contract.Refusal {
 	if h.host == nil {
-		return refuse(DetailNoHost)
+		return refuse(contract.DetailNoHost)
 	}
 	if !h.forwardShare(h.host, msg.Raw, msg.Type) {
-		return refuse(DetailBusy)
+		return refuse(contract.DetailBusy)
 	}
 	return nil
 }

@@ -21,15 +21,15 @@ func (h *Hub) fromViewRequest(m *Member, msg *contract.Message) *contract.Refusa
 	}
 	switch {
 	case h.host == nil:
-		return refuse(DetailNoHost)
+		return refuse(contract.DetailNoHost)
 	case h.pending[msg.RequestID] != nil:
-		return refuse(DetailDuplicateRequest)
+		return refuse(contract.DetailDuplicateRequest)
 	case m.inflight >= h.opts.MaxRequestsPerView:
-		return refuse(DetailBusy)
+		return refuse(contract.DetailBusy)
 	case len(h.pending) >= MaxPending:
-		return refuse(DetailTooManyRequests)
+		return refuse(contract.DetailTooManyRequests)
 	case !h.forwardShare(h.host, msg.Raw, msg.Type):
-		return refuse(DetailBusy)
+		return refuse(contract.DetailBusy)
 	}
 	h.pending[msg.RequestID] = &request{family: msg.Spec.Family, target: msg.Target, view: m}
 	m.inflight++
@@ -43,15 +43,15 @@ func (h *Hub) cancel(m *Member, msg *contract.Message) *contract.Refusal {
 	req := h.pending[msg.RequestID]
 	switch {
 	case req == nil:
-		return refuse(DetailUnknownRequest)
+		return refuse(contract.DetailUnknownRequest)
 	case req.view != m:
-		return refuse(DetailNotOwner)
+		return refuse(contract.DetailNotOwner)
 	case req.family != msg.Spec.Family:
-		return refuse(DetailKindMismatch)
+		return refuse(contract.DetailKindMismatch)
 	case req.target != msg.Target:
-		return refuse(DetailTargetMismatch)
+		return refuse(contract.DetailTargetMismatch)
 	case !h.forwardShare(h.host, msg.Raw, msg.Type):
-		return refuse(DetailBusy) // still in flight: the view may cancel again
+		return refuse(contract.DetailBusy) // still in flight: the view may cancel again
 	}
 	h.settle(msg.RequestID, true)
 	return nil
@@ -65,7 +65,7 @@ func (h *Hub) fromHostReply(msg *contract.Message) *contract.Refusal {
 		if _, late := h.retired[msg.RequestID]; late {
 			return nil // late reply for a cancelled or abandoned request
 		}
-		return refuse(DetailUnknownRequest)
+		return refuse(contract.DetailUnknownRequest)
 	}
 	if r := matches(req, msg); r != nil {
 		return r
@@ -82,11 +82,11 @@ func (h *Hub) fromHostReply(msg *contract.Message) *contract.Refusal {
 func matches(req *request, msg *contract.Message) *contract.Refusal {
 	switch {
 	case req.family != msg.Spec.Family:
-		return refuse(DetailKindMismatch)
+		return refuse(contract.DetailKindMismatch)
 	case req.family == contract.Candidates && msg.ViewID != req.view.id:
-		return refuse(DetailViewMismatch)
+		return refuse(contract.DetailViewMismatch)
 	case req.family != contract.Candidates && req.target != msg.Target:
-		return refuse(DetailTargetMismatch)
+		return refuse(contract.DetailTargetMismatch)
 	}
 	return nil
 }

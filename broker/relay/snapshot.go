@@ -15,7 +15,7 @@ import (
 // the host, stands.
 func (h *Hub) ask(m *Member, msg *contract.Message) *contract.Refusal {
 	if h.host != nil && !h.forwardShare(h.host, msg.Raw, msg.Type) {
-		return refuse(DetailBusy)
+		return refuse(contract.DetailBusy)
 	}
 	h.dropAsk(m)
 	h.asks = append(h.asks, m)
@@ -35,7 +35,7 @@ func (h *Hub) answer(msg *contract.Message) *contract.Refusal {
 			return nil
 		}
 	}
-	return refuse(DetailNoPendingSnapshot)
+	return refuse(contract.DetailNoPendingSnapshot)
 }
 
 // dropAsk forgets m's pending snapshot request, if any.

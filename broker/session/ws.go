@@ -83,7 +83,7 @@ func (s *Service) serveSocket(sess *Session, role contract.Role, k *socket, esta
 func (s *Service) handshake(sess *Session, role contract.Role, k *socket, established func()) *relay.Member {
 	timeout := time.Duration(s.opts.Local.HandshakeTimeoutMs) * time.Millisecond
 	t := s.clock.AfterFunc(timeout, func() {
-		s.refuseHandshake(sess, k, &contract.Refusal{Code: contract.InvalidMessage, Detail: DetailHandshakeTimeout})
+		s.refuseHandshake(sess, k, &contract.Refusal{Code: contract.InvalidMessage, Detail: contract.DetailHandshakeTimeout})
 	})
 	f, err := k.readFrame(s.opts.Local.MaxFrameBytes)
 	stopped := t.Stop()
@@ -112,9 +112,6 @@ func (s *Service) handshake(sess *Session, role contract.Role, k *socket, establ
 	return m
 }
 
-// DetailHandshakeTimeout is the detail of the error sent when no hello
-// arrives within local.handshake_timeout_ms.
-const DetailHandshakeTimeout = "handshake-timeout"
 
 func (s *Service) refuseHandshake(sess *Session, k *socket, ref *contract.Refusal) {
 	s.relayRefused(ref)
