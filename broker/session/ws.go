@@ -112,7 +112,6 @@ func (s *Service) handshake(sess *Session, role contract.Role, k *socket, establ
 	return m
 }
 
-
 func (s *Service) refuseHandshake(sess *Session, k *socket, ref *contract.Refusal) {
 	s.relayRefused(ref)
 	k.refuse(relay.ErrorFrame(sess.ID, ref), ref.Code.CloseCode(), string(ref.Code))
