@@ -28,7 +28,7 @@ func TestEnvPathImports(t *testing.T) {
 			return false
 		}
 	}
-	wireOnly := only("github.com/coder/websocket", mod+"executors/wire", mod+"broker/channel/link")
+	wireOnly := only("github.com/coder/websocket", mod+"executors/wire", mod+"config/pluginid", mod+"broker/channel/link")
 	for pkg, ok := range map[string]func(string) bool{
 		mod + "broker/channel/link":      wireOnly,
 		mod + "broker/channel/envclient": wireOnly,
