@@ -198,8 +198,26 @@ func (b Bounds) Canonical() []byte {
 	return c
 }
 
-// EchoMatches reports whether echo equals the bounds as canonical JSON.
-func (b Bounds) EchoMatches(echo json.RawMessage) bool {
+// EchoCheck compares a call's boundsEcho with one descriptor's bounds:
+// the echo matches when it equals the bounds as canonical JSON. It is the
+// comparison every executor makes (bounds-mismatch otherwise). It holds
+// the bounds' two forms that callers echo byte for byte (the canonical
+// one, and json.Marshal's, which GET /v1/tools lists), so that most calls
+// match without canonicalizing their echo.
+type EchoCheck struct{ canon, listed []byte }
+
+// EchoCheck is the comparison of boundsEcho with b; make it once per
+// descriptor.
+func (b Bounds) EchoCheck() EchoCheck {
+	listed, _ := json.Marshal(b)
+	return EchoCheck{canon: b.Canonical(), listed: listed}
+}
+
+// Matches reports whether echo equals the bounds as canonical JSON.
+func (e EchoCheck) Matches(echo json.RawMessage) bool {
+	if bytes.Equal(echo, e.canon) || bytes.Equal(echo, e.listed) {
+		return true
+	}
 	c, err := Canonical(echo)
-	return err == nil && bytes.Equal(c, b.Canonical())
+	return err == nil && bytes.Equal(c, e.canon)
 }
