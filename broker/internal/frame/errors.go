@@ -1,16 +1,21 @@
-package link
+package frame
 
 import (
 	"errors"
 	"fmt"
 )
 
-// ErrFrameDiscarded marks a message that was binary or over its bound: it
-// was dropped unread (ReadFrame reads it to its end first, so the
-// connection goes on). ErrFrameBinary and ErrFrameTooLarge say which, for
-// a reader that answers the two differently (/local/ws does).
+// ErrDiscarded marks a message that was binary or over its bound: it was
+// dropped unread (Read reads it to its end first, so the connection goes
+// on). ErrBinary and ErrTooLarge say which, for a reader that answers the
+// two differently (/local/ws does).
 var (
-	ErrFrameDiscarded = errors.New("link: frame discarded")
-	ErrFrameBinary    = fmt.Errorf("%w: binary", ErrFrameDiscarded)
-	ErrFrameTooLarge  = fmt.Errorf("%w: over its bound", ErrFrameDiscarded)
+	ErrDiscarded = errors.New("frame: discarded")
+	ErrBinary    = fmt.Errorf("%w: binary", ErrDiscarded)
+	ErrTooLarge  = fmt.Errorf("%w: over its bound", ErrDiscarded)
 )
+
+// ErrWriteCut is a write refused because the connection's writes were
+// cut: an earlier write overran its deadline, or Watchdog.Cut or
+// Watchdog.Stop was called.
+var ErrWriteCut = errors.New("frame: connection writes cut")
