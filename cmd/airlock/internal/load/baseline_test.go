@@ -18,7 +18,7 @@ import (
 // pluginsBroker answers GET /v1/plugins with one plugin of origin.
 func pluginsBroker(t *testing.T, id, origin string) *v1client.Client {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"plugins": []plugins.Status{{ID: id, Origin: origin, Admitted: true}}})
+		_ = json.NewEncoder(w).Encode(map[string]any{"plugins": []wire.PluginStatus{{ID: id, Origin: origin, Admitted: true}}})
 	}))
 	t.Cleanup(srv.Close)
 	return &v1client.Client{Base: srv.URL, Token: "t", HTTP: srv.Client()}
