@@ -208,7 +208,7 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if err != nil {
 		return brokerErr(err)
 	}
-	f.printShapes(cmd.OutOrStdout(), reps)
+	load.PrintReports(cmd.OutOrStdout(), reps, f.asJSON)
 	return nil
 }
 
