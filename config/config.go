@@ -15,10 +15,12 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
@@ -69,6 +71,11 @@ type Config struct {
 	// file's plugin_config section resolved (files and environment
 	// variables read) by Load. It never prints; see package plugincfg.
 	PluginConfig *plugincfg.Values `koanf:"-"`
+
+	// Warnings are what Load accepted but the operator should hear of
+	// at start (an AIRLOCK_* variable that names no setting), one line
+	// each; the command logs them.
+	Warnings []string `koanf:"-"`
 
 	dump map[string]any // the merged layers, for Dump
 	// reread is ReadPluginConfig's work: a closure, so that the environment
@@ -250,14 +257,15 @@ func Load(src Sources) (*Config, error) {
 	// are resolved on their own and never dumped.
 	rawPlugins := k.Get(plugincfg.Key)
 	k.Delete(plugincfg.Key)
-	if err := loadEnviron(k, src.Environ, plugincfg.EnvRefs(rawPlugins)); err != nil {
+	warnings, err := loadEnviron(k, src.Environ, plugincfg.EnvRefs(rawPlugins))
+	if err != nil {
 		return nil, err
 	}
 	if err := k.Load(confmap.Provider(src.Flags, "."), nil); err != nil {
 		return nil, fmt.Errorf("config: flags: %w", err)
 	}
 	proposalsSet := k.Exists(sourceProposals)
-	k, err := withDefaults(k)
+	k, err = withDefaults(k)
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +303,7 @@ func Load(src Sources) (*Config, error) {
 	if c.PluginConfig, err = plugincfg.Resolve(rawPlugins, src.Environ); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	c.Warnings = warnings
 	c.dump = k.All()
 	c.reread = func() (*plugincfg.Values, error) { return rereadPluginConfig(src.File, src.Environ) }
 	return &c, nil
@@ -393,9 +402,11 @@ var secretEnv = func() map[string]bool {
 
 // loadEnviron loads the seed aliases, then AIRLOCK_* over them, with koanf's
 // env provider. An AIRLOCK_* variable that names no setting (nor a secret,
-// nor a plugin value's {env: NAME} in refs) is an error, so a typo is not
-// silently ignored.
-func loadEnviron(k *koanf.Koanf, environ []string, refs map[string]bool) error {
+// nor a plugin value's {env: NAME} in refs) is returned as a warning that
+// names the nearest setting's variable when one is close: a typo is said
+// out loud, and a variable of the launcher's own (AIRLOCK_BIN) does not
+// stop the broker. A bad value of a known setting stays an error.
+func loadEnviron(k *koanf.Koanf, environ []string, refs map[string]bool) ([]string, error) {
 	byEnv, byAlias := map[string]string{}, map[string]string{}
 	for _, s := range Settings {
 		if s.Key == "roots" || s.Key == plugincfg.Key {
@@ -411,23 +422,48 @@ func loadEnviron(k *koanf.Koanf, environ []string, refs map[string]bool) error {
 		return byAlias[name], v
 	}})
 	if err := k.Load(aliases, nil); err != nil {
-		return fmt.Errorf("config: environment: %w", err)
+		return nil, fmt.Errorf("config: environment: %w", err)
 	}
-	var unknown string
+	var unknown []string
 	own := env.Provider(".", env.Opt{Prefix: "AIRLOCK_", EnvironFunc: environFunc, TransformFunc: func(name, v string) (string, any) {
 		key, ok := byEnv[name]
-		if !ok && !secretEnv[name] && !refs[name] && unknown == "" {
-			unknown = name
+		if !ok && !secretEnv[name] && !refs[name] {
+			unknown = append(unknown, name)
 		}
 		return key, v
 	}})
 	if err := k.Load(own, nil); err != nil {
-		return fmt.Errorf("config: environment: %w", err)
+		return nil, fmt.Errorf("config: environment: %w", err)
 	}
-	if unknown != "" {
-		return fmt.Errorf("config: unknown environment variable %s", unknown)
+	sort.Strings(unknown)
+	warnings := make([]string, 0, len(unknown))
+	for _, name := range unknown {
+		w := fmt.Sprintf("environment variable %s is not a setting and is ignored", name)
+		var names []string
+		for e := range byEnv {
+			names = append(names, strings.TrimPrefix(e, "AIRLOCK_"))
+		}
+		if near := nearest(strings.TrimPrefix(name, "AIRLOCK_"), names); near != "" {
+			w += fmt.Sprintf("; did you mean AIRLOCK_%s?", near)
+		}
+		warnings = append(warnings, w)
 	}
-	return nil
+	return warnings, nil
+}
+
+// nearest is the candidate closest to typed by edit distance, when it is
+// close enough to be the word meant (at most a third of typed's letters
+// differ, and at least two); "" otherwise. Ties go to the first in
+// sorted order, so the answer is stable.
+func nearest(typed string, candidates []string) string {
+	slices.Sort(candidates)
+	best, bestD := "", max(2, len(typed)/3)+1
+	for _, c := range candidates {
+		if d := levenshtein.ComputeDistance(typed, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }
 
 // Validate checks every setting in one place and returns the first problem

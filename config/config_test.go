@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,7 +124,6 @@ func TestErrorsAreOneClearLine(t *testing.T) {
 		"unknown nested":   {Sources{File: badNested}, badNested + `: unknown keys "mcp.foo", "zzz"`},
 		"wrong type":       {Sources{File: badType}, "max_concurrent"},
 		"missing file":     {Sources{File: filepath.Join(dir, "none.yaml")}, "none.yaml"},
-		"unknown env":      {Sources{Environ: []string{"AIRLOCK_LISTNE=x"}}, "AIRLOCK_LISTNE"},
 		"bad listen":       {Sources{Flags: map[string]any{"listen": "localhost"}}, "listen"},
 		"no host":          {Sources{Flags: map[string]any{"listen": ":7420"}}, "explicit host"},
 		"zero":             {Sources{Environ: []string{"AIRLOCK_LOCAL_OUTBOUND_QUEUE=0"}}, "local.outbound_queue"},
@@ -143,6 +143,45 @@ func TestErrorsAreOneClearLine(t *testing.T) {
 				t.Errorf("error %q should be one line naming %q", msg, c.want)
 			}
 		})
+	}
+}
+
+// TestUnknownVariableIsAWarning: an AIRLOCK_* variable that names no
+// setting does not stop the broker; it is said, with the setting meant
+// when one is close. A known setting's bad value stays an error.
+func TestUnknownVariableIsAWarning(t *testing.T) {
+	c, err := Load(Sources{Environ: []string{"AIRLOCK_LISTNE=127.0.0.1:0", "AIRLOCK_BIN=/usr/local/bin/airlock", "AIRLOCK_EXEC_POOLSIZE=9"}})
+	if err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	want := []string{
+		"environment variable AIRLOCK_BIN is not a setting and is ignored",
+		"environment variable AIRLOCK_EXEC_POOLSIZE is not a setting and is ignored; did you mean AIRLOCK_EXEC_POOL_SIZE?",
+		"environment variable AIRLOCK_LISTNE is not a setting and is ignored; did you mean AIRLOCK_LISTEN?",
+	}
+	if !slices.Equal(c.Warnings, want) {
+		t.Errorf("warnings\n%q\nwant\n%q", c.Warnings, want)
+	}
+	if c.Listen != "127.0.0.1:7420" || c.Exec.PoolSize != 4 {
+		t.Errorf("an unknown variable changed a setting: listen %q, pool %d", c.Listen, c.Exec.PoolSize)
+	}
+	if _, err := Load(Sources{Environ: []string{"AIRLOCK_BIN=x", "AIRLOCK_EXEC_POOL_SIZE=lots"}}); err == nil || !strings.Contains(err.Error(), "pool_size") {
+		t.Errorf("a bad value of a known setting: %v, want an error naming exec.pool_size", err)
+	}
+	if c, _ := Load(Sources{}); len(c.Warnings) != 0 {
+		t.Errorf("warnings with no variables: %q", c.Warnings)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	names := []string{"LISTEN", "DATA", "PLUGINS", "EXEC_POOL_SIZE", "LOG_LEVEL"}
+	for typed, want := range map[string]string{
+		"LISTNE": "LISTEN", "DAT": "DATA", "PLUGIN": "PLUGINS", "LOGLEVEL": "LOG_LEVEL",
+		"BIN": "", "TOKEN": "", "": "",
+	} {
+		if got := nearest(typed, names); got != want {
+			t.Errorf("nearest(%q) = %q, want %q", typed, got, want)
+		}
 	}
 }
 

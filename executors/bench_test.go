@@ -60,7 +60,7 @@ func benchProgram(b *testing.B) *Program {
 
 func readNotesCall(p *Program) wire.Call {
 	return wire.Call{V: 1, CallID: "call_1", Tool: "read_notes", DescriptorID: p.d.DescriptorID,
-		Args: json.RawMessage(`{"path":"` + benchNote + `"}`), BoundsEcho: p.boundsCanon}
+		Args: json.RawMessage(`{"path":"` + benchNote + `"}`), BoundsEcho: p.d.Bounds.Canonical()}
 }
 
 func BenchmarkReadNotes(b *testing.B) {

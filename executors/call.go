@@ -49,7 +49,7 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	if c.DescriptorID != p.d.DescriptorID {
 		return refuse(wire.UnattributedCall)
 	}
-	if !p.echoMatches(c.BoundsEcho) {
+	if !p.echo.Matches(c.BoundsEcho) {
 		return refuse(wire.BoundsMismatch)
 	}
 	schema, ok := p.schemas[c.Tool]
@@ -76,17 +76,6 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 		return refuse(wire.Overloaded)
 	}
 	return p.run(ctx, c.CallID, c.Tool, args)
-}
-
-// echoMatches compares boundsEcho with the admitted bounds as canonical
-// JSON. Callers usually echo the bounds byte for byte as listed, so the
-// two forms the broker lists are tried before canonicalizing.
-func (p *Program) echoMatches(echo json.RawMessage) bool {
-	if bytes.Equal(echo, p.boundsCanon) || bytes.Equal(echo, p.boundsListed) {
-		return true
-	}
-	c, err := wire.Canonical(echo)
-	return err == nil && bytes.Equal(c, p.boundsCanon)
 }
 
 // validArgs holds args to the envelope's own rules (one object, unique

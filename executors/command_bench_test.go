@@ -36,7 +36,7 @@ func benchCommandProgram(b *testing.B) *Program {
 
 func commandEchoCall(p *Program) wire.Call {
 	return wire.Call{V: 1, CallID: "call_1", Tool: "echo", DescriptorID: p.d.DescriptorID,
-		Args: json.RawMessage(commandEchoArgs), BoundsEcho: p.boundsCanon}
+		Args: json.RawMessage(commandEchoArgs), BoundsEcho: p.d.Bounds.Canonical()}
 }
 
 func BenchmarkCommandEcho(b *testing.B) {

@@ -35,19 +35,16 @@ func (s style) String() string {
 // Program is an admitted module for one descriptor. It is safe for
 // concurrent use; Close retires it.
 type Program struct {
-	rt          *Runtime
-	d           wire.Descriptor
-	boundsCanon []byte
-	// boundsListed is the bounds as json.Marshal writes them, the form
-	// GET /v1/tools lists and callers echo.
-	boundsListed []byte
-	schemas      map[string]*toolschema.Schema
-	compiled     wazero.CompiledModule
-	style        style
-	mounts       *mounts
-	base         wazero.ModuleConfig
-	sem          chan struct{}
-	pool         *pool
+	rt       *Runtime
+	d        wire.Descriptor
+	echo     wire.EchoCheck // boundsEcho against d.Bounds
+	schemas  map[string]*toolschema.Schema
+	compiled wazero.CompiledModule
+	style    style
+	mounts   *mounts
+	base     wazero.ModuleConfig
+	sem      chan struct{}
+	pool     *pool
 	// memory is a command's recycled linear memories; nil for a reactor.
 	memory *memoryPool
 	log    *slog.Logger
@@ -91,8 +88,7 @@ func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, op
 	if err := d.Validate(); err != nil {
 		return nil, admission(ReasonDescriptorInvalid, err)
 	}
-	listed, _ := json.Marshal(d.Bounds)
-	p := &Program{rt: r, d: d, boundsCanon: d.Bounds.Canonical(), boundsListed: listed,
+	p := &Program{rt: r, d: d, echo: d.Bounds.EchoCheck(),
 		sem: make(chan struct{}, r.cfg.MaxConcurrent),
 		log: r.cfg.Logger.With("descriptor", d.DescriptorID), config: map[string]bool{}}
 	for _, o := range opts {

@@ -146,7 +146,7 @@ func load(t testing.TB, r *Runtime, d wire.Descriptor, module []byte) *Program {
 func call(t testing.TB, p *Program, tool string, args string) wire.Answer {
 	t.Helper()
 	a := p.Call(context.Background(), wire.Call{V: 1, CallID: "call_1", Tool: tool,
-		DescriptorID: p.d.DescriptorID, Args: json.RawMessage(args), BoundsEcho: p.boundsCanon})
+		DescriptorID: p.d.DescriptorID, Args: json.RawMessage(args), BoundsEcho: p.d.Bounds.Canonical()})
 	mustParse(t, a)
 	return a
 }

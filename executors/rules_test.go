@@ -76,7 +76,7 @@ func TestCallerCancelIsCancellation(t *testing.T) {
 		} {
 			ctx, cancel := ctx()
 			a := p.Call(ctx, wire.Call{V: 1, CallID: "c", Tool: "sleep", DescriptorID: "guest",
-				Args: json.RawMessage(`{"ms":600000}`), BoundsEcho: p.boundsCanon})
+				Args: json.RawMessage(`{"ms":600000}`), BoundsEcho: p.d.Bounds.Canonical()})
 			cancel()
 			if a.OK || a.Refused != wire.Cancelled {
 				t.Errorf("%s: %+v, want %s", name, a, wire.Cancelled)
@@ -244,7 +244,7 @@ func (g *gate) hold(t *testing.T, p *Program) <-chan wire.Answer {
 	done := make(chan wire.Answer, 1)
 	go func() {
 		done <- p.Call(context.Background(), wire.Call{V: 1, CallID: "held", Tool: "fetch",
-			DescriptorID: p.d.DescriptorID, Args: json.RawMessage(`{"url":"` + g.srv.URL + `"}`), BoundsEcho: p.boundsCanon})
+			DescriptorID: p.d.DescriptorID, Args: json.RawMessage(`{"url":"` + g.srv.URL + `"}`), BoundsEcho: p.d.Bounds.Canonical()})
 	}()
 	testkit.Eventually(t, "the held call to take its slot", func() bool { return len(p.sem) == 1 })
 	return done
@@ -270,7 +270,7 @@ func TestExecutorPanicIsExecThrew(t *testing.T) {
 				}
 			}
 			c := wire.Call{V: 1, CallID: "call_1", Tool: "echo", DescriptorID: p.d.DescriptorID,
-				Args: json.RawMessage(`{}`), BoundsEcho: p.boundsCanon}
+				Args: json.RawMessage(`{}`), BoundsEcho: p.d.Bounds.Canonical()}
 			a, panicked := wire.Contain(context.Background(), p, c)
 			wantRule(t, a, wire.ExecThrew)
 			if panicked == nil {
@@ -442,16 +442,16 @@ func TestCallEnvelopeEdges(t *testing.T) {
 	r := newRuntime(t, Config{})
 	p := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest-reactor.wasm"))
 	a := p.Call(context.Background(), wire.Call{CallID: "", Tool: "echo", DescriptorID: "guest",
-		Args: json.RawMessage(`{}`), BoundsEcho: p.boundsCanon})
+		Args: json.RawMessage(`{}`), BoundsEcho: p.d.Bounds.Canonical()})
 	mustParse(t, a)
 	if a.CallID != wire.UnreadableCallID || a.Refused != wire.Malformed {
 		t.Fatalf("empty callId answered %+v", a)
 	}
 	a = p.Call(context.Background(), wire.Call{CallID: "c", Tool: "echo", DescriptorID: "other",
-		Args: json.RawMessage(`{}`), BoundsEcho: p.boundsCanon})
+		Args: json.RawMessage(`{}`), BoundsEcho: p.d.Bounds.Canonical()})
 	wantRule(t, a, wire.UnattributedCall)
 	// Absent args are the empty object.
-	a = p.Call(context.Background(), wire.Call{CallID: "c", Tool: "echo", DescriptorID: "guest", BoundsEcho: p.boundsCanon})
+	a = p.Call(context.Background(), wire.Call{CallID: "c", Tool: "echo", DescriptorID: "guest", BoundsEcho: p.d.Bounds.Canonical()})
 	if !a.OK || string(a.Observed) != `{}` {
 		t.Fatalf("absent args answered %+v", a)
 	}

@@ -83,7 +83,7 @@ func TestHostileArgsStopWhenTheCallerLeaves(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	a := p.Call(ctx, wire.Call{V: 1, CallID: "call_1", Tool: "echo", DescriptorID: p.d.DescriptorID,
-		Args: json.RawMessage(hostileArgs), BoundsEcho: p.boundsCanon})
+		Args: json.RawMessage(hostileArgs), BoundsEcho: p.d.Bounds.Canonical()})
 	mustParse(t, a)
 	wantRule(t, a, wire.ExecThrew)
 }

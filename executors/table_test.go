@@ -24,7 +24,7 @@ func TestTable(t *testing.T) {
 	}
 
 	p1 := load(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest-reactor.wasm"))
-	c.BoundsEcho = p1.boundsCanon
+	c.BoundsEcho = p1.d.Bounds.Canonical()
 	if old := tab.Put(p1); old != nil {
 		t.Fatal("Put into an empty table returned an old program")
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/watch"
 	"github.com/airlock/airlock/executors"
+	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -48,16 +49,6 @@ var Reasons = []string{
 	executors.ReasonMemoryInvalid,
 }
 
-// Status is one plugin folder as the catalog last saw it.
-type Status struct {
-	ID       string `json:"id"`
-	Origin   string `json:"origin"`
-	Version  string `json:"version,omitempty"`
-	Admitted bool   `json:"admitted"`
-	Reason   string `json:"reason,omitempty"` // a Reasons entry when refused
-	Detail   string `json:"detail,omitempty"` // for the operator
-}
-
 // Options configure a Catalog.
 type Options struct {
 	Runtime *executors.Runtime
@@ -76,7 +67,7 @@ type Catalog struct {
 	mu        sync.Mutex // serializes Scan; guards entries and listeners
 	entries   map[string]*entry
 	listeners []func()
-	statuses  atomic.Pointer[[]Status]
+	statuses  atomic.Pointer[[]wire.PluginStatus]
 	retiring  sync.WaitGroup // programs closing after retirement
 	// abandon ends the retirement waits when Close's context ends.
 	abandon   context.Context
@@ -85,7 +76,7 @@ type Catalog struct {
 }
 
 type entry struct {
-	status      Status
+	status      wire.PluginStatus
 	fingerprint string
 	program     *executors.Program // nil when refused
 }
@@ -104,7 +95,7 @@ func New(opts Options) (*Catalog, error) {
 	}
 	c := &Catalog{opts: opts, entries: map[string]*entry{}}
 	c.abandon, c.abandoned = context.WithCancel(context.Background())
-	c.statuses.Store(&[]Status{})
+	c.statuses.Store(&[]wire.PluginStatus{})
 	return c, nil
 }
 
@@ -117,7 +108,7 @@ func (c *Catalog) OnChange(fn func()) {
 }
 
 // Statuses is every plugin folder of the last scan, sorted by id.
-func (c *Catalog) Statuses() []Status { return *c.statuses.Load() }
+func (c *Catalog) Statuses() []wire.PluginStatus { return *c.statuses.Load() }
 
 // source is one plugin folder to consider.
 type source struct {
@@ -193,7 +184,7 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 	if old != nil && old.fingerprint == fp && old.status.Origin == src.origin {
 		return false
 	}
-	e := &entry{fingerprint: fp, status: Status{ID: id, Origin: src.origin}}
+	e := &entry{fingerprint: fp, status: wire.PluginStatus{ID: id, Origin: src.origin}}
 	prog, m, err := c.admit(ctx, id, src.fsys)
 	e.status.Version = m.Version
 	if err != nil {
@@ -314,7 +305,7 @@ func (c *Catalog) CheckConfig() {
 }
 
 // refused logs and counts a refusal.
-func (c *Catalog) refused(s Status) {
+func (c *Catalog) refused(s wire.PluginStatus) {
 	c.opts.Logger.Warn("plugin refused", "plugin", s.ID, "origin", s.Origin, "reason", s.Reason, "detail", s.Detail)
 	c.opts.Metrics.PluginAdmissionErr.WithLabelValues(metrics.LabelIn(s.Reason, Reasons...)).Inc()
 }
@@ -348,7 +339,7 @@ func (c *Catalog) closeLater(p *executors.Program) {
 
 // publish stores the statuses of this scan and sets the gauge.
 func (c *Catalog) publish() {
-	list := make([]Status, 0, len(c.entries))
+	list := make([]wire.PluginStatus, 0, len(c.entries))
 	admitted := 0
 	for _, e := range c.entries {
 		list = append(list, e.status)

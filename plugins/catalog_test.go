@@ -89,7 +89,7 @@ func newEnv(t *testing.T, builtin fstest.MapFS, roots map[string]string) *env {
 	return e
 }
 
-func (e *env) status(t *testing.T, id string) plugins.Status {
+func (e *env) status(t *testing.T, id string) wire.PluginStatus {
 	t.Helper()
 	for _, s := range e.cat.Statuses() {
 		if s.ID == id {
@@ -97,7 +97,7 @@ func (e *env) status(t *testing.T, id string) plugins.Status {
 		}
 	}
 	t.Fatalf("no status for %s in %+v", id, e.cat.Statuses())
-	return plugins.Status{}
+	return wire.PluginStatus{}
 }
 
 func (e *env) call(id, tool string, args string) wire.Answer {

@@ -27,6 +27,7 @@ import (
 	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/connlimit"
+	"github.com/airlock/airlock/broker/internal/frame"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/pairing"
 	"github.com/airlock/airlock/config"
@@ -376,7 +377,7 @@ func (c *Channel) readLoop(p *peer) error {
 	for {
 		data, err := p.act.ReadFrame(p.conn, maxFrameBytes)
 		switch {
-		case errors.Is(err, link.ErrFrameDiscarded):
+		case errors.Is(err, frame.ErrDiscarded):
 			c.m.ChannelFramesRejected.WithLabelValues(string(wire.Malformed)).Inc()
 			c.log.Warn("channel frame rejected", "peer", string(p.kind), "reason", "binary or oversized")
 		case err != nil:

@@ -7,6 +7,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/channel/link"
+	"github.com/airlock/airlock/broker/internal/frame"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -25,13 +26,13 @@ func (c *Channel) hello(conn *websocket.Conn) verdict {
 		defer close(fired)
 		c.refuse(conn, link.ReasonUnauthenticated)
 	})
-	data, err := link.ReadFirst(conn, wire.MaxHelloBytes)
+	data, err := frame.ReadFirst(conn, wire.MaxHelloBytes)
 	if !timer.Stop() {
 		<-fired
 		return verdict{reason: link.ReasonUnauthenticated, done: true}
 	}
 	switch {
-	case errors.Is(err, link.ErrFrameDiscarded):
+	case errors.Is(err, frame.ErrDiscarded):
 		return refused(link.ReasonUnauthenticated)
 	case err != nil:
 		return verdict{done: true} // the client went away first

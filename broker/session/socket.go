@@ -8,8 +8,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/airlock/airlock/broker/channel/link"
 	"github.com/airlock/airlock/broker/contract"
+	"github.com/airlock/airlock/broker/internal/frame"
 	"github.com/airlock/airlock/broker/relay"
 )
 
@@ -40,7 +40,7 @@ type socket struct {
 	// The write bound, without a lock, a context or a timer reset per
 	// write (see write). Cut by closeNow, the kill grace running out, or
 	// a write overrunning writeTimeout.
-	wd *link.Watchdog
+	wd *frame.Watchdog
 
 	mu      sync.Mutex
 	running bool // a writer goroutine is running (or about to)
@@ -52,7 +52,7 @@ type socket struct {
 
 func newSocket(conn *websocket.Conn, queue, queueBytes int) *socket {
 	return &socket{conn: conn, queue: relay.NewQueue(queue, queueBytes), done: make(chan struct{}),
-		wd: link.NewWatchdog(conn)}
+		wd: frame.NewWatchdog(conn)}
 }
 
 // Offer queues a frame without blocking; false when it does not fit the
@@ -192,15 +192,15 @@ func (k *socket) stopKill() {
 }
 
 // write writes one frame bounded by writeTimeout through the socket's
-// link.Watchdog: no context with a deadline, no lock and no timer reset
+// frame.Watchdog: no context with a deadline, no lock and no timer reset
 // per frame (RATIONALE.md, "Why is a relay socket's write watchdog armed
 // only when it is quiet, not reset per write?", and "Why do the relay and
 // /channel share one write watchdog, armed only when quiet?"). A write
 // after the cut (closeNow, the kill grace, an overrun) is refused with
-// link.ErrWriteCut.
+// frame.ErrWriteCut.
 func (k *socket) write(f []byte) error {
 	if !k.wd.Begin(time.Now().Add(writeTimeout)) {
-		return link.ErrWriteCut
+		return frame.ErrWriteCut
 	}
 	err := k.conn.Write(context.Background(), websocket.MessageText, f)
 	k.wd.End()
@@ -217,11 +217,11 @@ func (k *socket) cutWrites() { k.wd.Cut() }
 // buffered whole, and reported as such so the contract refuses it; the
 // connection survives.
 func (k *socket) readFrame(max int) (contract.Frame, error) {
-	data, err := link.ReadFrame(k.conn, int64(max))
+	data, err := frame.Read(k.conn, int64(max))
 	switch {
-	case errors.Is(err, link.ErrFrameBinary):
+	case errors.Is(err, frame.ErrBinary):
 		return contract.Frame{Binary: true}, nil
-	case errors.Is(err, link.ErrFrameTooLarge):
+	case errors.Is(err, frame.ErrTooLarge):
 		return contract.Frame{Oversize: true}, nil
 	case err != nil:
 		return contract.Frame{}, err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/airlock/airlock/broker/channel/link"
+	"github.com/airlock/airlock/broker/internal/frame"
 )
 
 // wsPair is a server-side socket (as the broker holds it) and the client
@@ -42,7 +42,7 @@ func wsPair(t *testing.T) (*socket, *websocket.Conn) {
 }
 
 // The watchdog's firings (armed when quiet, re-armed for a write in
-// flight, a cut past the deadline) are driven by hand in link's
+// flight, a cut past the deadline) are driven by hand in frame's
 // TestWatchdogArmsQuietsAndCuts; these tests hold the socket to what it
 // relies on.
 
@@ -65,8 +65,8 @@ func TestSocketWrites(t *testing.T) {
 func TestKillRefusesLaterWrites(t *testing.T) {
 	k, _ := wsPair(t)
 	k.cutWrites()
-	if err := k.write([]byte(`{}`)); !errors.Is(err, link.ErrWriteCut) {
-		t.Fatalf("a write after the kill: %v, want link.ErrWriteCut", err)
+	if err := k.write([]byte(`{}`)); !errors.Is(err, frame.ErrWriteCut) {
+		t.Fatalf("a write after the kill: %v, want frame.ErrWriteCut", err)
 	}
 	if k.wd.InFlight() {
 		t.Fatal("a refused write left itself in flight")
@@ -78,8 +78,8 @@ func TestKillRefusesLaterWrites(t *testing.T) {
 func TestCloseNowRefusesLaterWrites(t *testing.T) {
 	k, client := wsPair(t)
 	k.closeNow()
-	if err := k.write([]byte(`{}`)); !errors.Is(err, link.ErrWriteCut) {
-		t.Fatalf("a write after closeNow: %v, want link.ErrWriteCut", err)
+	if err := k.write([]byte(`{}`)); !errors.Is(err, frame.ErrWriteCut) {
+		t.Fatalf("a write after closeNow: %v, want frame.ErrWriteCut", err)
 	}
 	if _, _, err := client.Read(context.Background()); err == nil {
 		t.Fatal("the connection survived closeNow")

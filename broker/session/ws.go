@@ -42,7 +42,7 @@ func (s *Service) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // not a WebSocket upgrade; Accept answered it
 	}
-	conn.SetReadLimit(-1) // frames are bounded by link.ReadFrame, which survives oversize ones
+	conn.SetReadLimit(-1) // frames are bounded by frame.Read, which survives oversize ones
 	k := newSocket(conn, s.opts.Local.OutboundQueue, s.opts.Local.OutboundQueueBytes)
 	if !s.track(k) {
 		_ = conn.Close(websocket.StatusGoingAway, contract.ReasonGoingAway)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/executors/wire"
-	"github.com/airlock/airlock/plugins"
 )
 
 // maxBody bounds an answer read into memory.
@@ -45,9 +44,9 @@ func (c *Client) Tools(ctx context.Context) ([]wire.Descriptor, error) {
 }
 
 // Plugins is GET /v1/plugins: every plugin, admitted or refused.
-func (c *Client) Plugins(ctx context.Context) ([]plugins.Status, error) {
+func (c *Client) Plugins(ctx context.Context) ([]wire.PluginStatus, error) {
 	var out struct {
-		Plugins []plugins.Status `json:"plugins"`
+		Plugins []wire.PluginStatus `json:"plugins"`
 	}
 	err := c.do(ctx, http.MethodGet, "/v1/plugins", nil, &out)
 	return out.Plugins, err

@@ -72,7 +72,7 @@ func newEnvCmd() *cobra.Command {
 // does `airlock env` stop when its bearer is refused, unless the bearer
 // changed?".
 func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Writer) error {
-	logger := newLogger(stderr, cfg.LogLevel)
+	logger := configLogger(stderr, cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	local, err := plugins.Open(context.Background(), cfg, logger, metrics.New(), true)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/cmd/airlock/internal/load"
-	"github.com/airlock/airlock/plugins"
 )
 
 func init() { register(newLoadCmd) }
@@ -209,23 +208,18 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if err != nil {
 		return brokerErr(err)
 	}
-	f.printShapes(cmd.OutOrStdout(), reps)
+	load.PrintReports(cmd.OutOrStdout(), reps, f.asJSON)
 	return nil
 }
 
-// brokerCacheDir is where `airlock serve` with the same settings keeps
-// its compilation cache (exec.cache_dir, else DATA/compile-cache), or ""
-// when that folder does not exist: the load never creates one.
+// brokerCacheDir is the broker's compilation cache for the settings
+// given (load.BrokerCacheDir).
 func brokerCacheDir(sf *settingsFlags) (string, error) {
 	cfg, err := sf.load()
 	if err != nil {
 		return "", err
 	}
-	dir := plugins.CacheDir(cfg)
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return "", nil
-	}
-	return dir, nil
+	return load.BrokerCacheDir(cfg), nil
 }
 
 // loadRelayFlags are the flags of `airlock load relay`.

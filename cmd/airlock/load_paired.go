@@ -89,18 +89,10 @@ func runLoadPaired(ctx context.Context, w io.Writer, f *loadCallsFlags, c *v1cli
 	if err != nil {
 		return err
 	}
-	var reps []*load.PairedReport
-	for _, n := range f.concurrency {
-		o.Concurrency = n
-		rep, err := load.Paired(ctx, c, pc, o)
-		if err != nil {
-			return brokerErr(err)
-		}
-		reps = append(reps, rep)
-		if rep.Interrupted {
-			break
-		}
+	reps, err := load.PairedShapes(ctx, c, pc, o, f.concurrency...)
+	if err != nil {
+		return brokerErr(err)
 	}
-	load.PrintPaired(w, reps, f.asJSON)
+	load.PrintReports(w, reps, f.asJSON)
 	return nil
 }

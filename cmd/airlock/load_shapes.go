@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-
-	"github.com/airlock/airlock/cmd/airlock/internal/load"
 )
 
 // maxShapes bounds how many concurrencies one `load calls` run measures.
@@ -46,22 +43,3 @@ func (f *callersFlag) Set(s string) error {
 }
 
 func (f *callersFlag) Type() string { return "CALLERS[,CALLERS]" }
-
-// printShapes prints one run's reports: as before for one concurrency,
-// one after the other (a JSON array with --json) for several.
-func (f *loadCallsFlags) printShapes(w io.Writer, reps []*load.CallsReport) {
-	if len(reps) == 1 {
-		f.print(w, reps[0])
-		return
-	}
-	if f.asJSON {
-		load.PrintJSON(w, reps)
-		return
-	}
-	for i, rep := range reps {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		rep.Print(w)
-	}
-}

@@ -37,7 +37,7 @@ func newMCPCmd() *cobra.Command {
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			o := broker.MCPOptions{In: cmd.InOrStdin(), Out: stdout,
-				BuildOptions: broker.BuildOptions{Config: cfg, Logger: newLogger(stderr, cfg.LogLevel), Metrics: metrics.New(), Version: buildInfoOf().Version}}
+				BuildOptions: broker.BuildOptions{Config: cfg, Logger: configLogger(stderr, cfg), Metrics: metrics.New(), Version: buildInfoOf().Version}}
 			if b.given() {
 				if o.Remote, err = b.client(); err != nil {
 					return err

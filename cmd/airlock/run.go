@@ -46,6 +46,7 @@
 package main
 
 import (
+	"github.com/airlock/airlock/config"
 	"io"
 	"log/slog"
 	"os"
@@ -193,6 +194,17 @@ func newLogger(stderr io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
 	return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// configLogger is newLogger at cfg's level, having logged what loading
+// cfg found worth a warning (an AIRLOCK_* variable that is no setting):
+// the first lines a long-running command writes.
+func configLogger(stderr io.Writer, cfg *config.Config) *slog.Logger {
+	l := newLogger(stderr, cfg.LogLevel)
+	for _, w := range cfg.Warnings {
+		l.Warn(w)
+	}
+	return l
 }
 
 // environ is the process environment; a variable so tests can replace it.

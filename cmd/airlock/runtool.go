@@ -39,7 +39,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rc := plugins.RuntimeConfig(cfg, newLogger(cmd.ErrOrStderr(), cfg.LogLevel))
+			rc := plugins.RuntimeConfig(cfg, configLogger(cmd.ErrOrStderr(), cfg))
 			a, err := devkit.Run(cmd.Context(), args[0], args[1], callArgs, devkit.RunOptions{Runtime: rc})
 			if err != nil {
 				return devkitErr(err)

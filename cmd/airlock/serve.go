@@ -59,7 +59,7 @@ func newServeCmd() *cobra.Command {
 			if err := checkData(cfg, true, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
-			logger := newLogger(cmd.ErrOrStderr(), cfg.LogLevel)
+			logger := configLogger(cmd.ErrOrStderr(), cfg)
 			stopProfile, err := prof.start()
 			if err != nil {
 				return err

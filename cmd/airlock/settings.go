@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/knadh/koanf/providers/posflag"
 	"github.com/spf13/pflag"
 
 	"github.com/airlock/airlock/config"
@@ -15,22 +16,21 @@ import (
 )
 
 // settingsFlags are the flags shared by serve, env, mcp, tools, pair and
-// demo. Each maps onto a config key; only flags given on the command line
-// override the lower layers.
+// demo. Each is bound to a config key (bindSetting); only flags given on
+// the command line override the lower layers.
 type settingsFlags struct {
 	fs    *pflag.FlagSet
 	file  string
 	token *secretFlag // --token-file, when asked for
 	roots rootsFlag
-	keys  map[string]string // flag name -> config key
 }
 
 func addSettingsFlags(fs *pflag.FlagSet, names ...string) *settingsFlags {
-	s := &settingsFlags{fs: fs, roots: rootsFlag{}, keys: map[string]string{}}
+	s := &settingsFlags{fs: fs, roots: rootsFlag{}}
 	fs.StringVar(&s.file, "config", "", "YAML config `FILE`")
 	str := func(name, key, usage string) {
 		fs.String(name, "", usage)
-		s.keys[name] = key
+		bindSetting(fs, name, key)
 	}
 	for _, n := range names {
 		switch n {
@@ -46,10 +46,10 @@ func addSettingsFlags(fs *pflag.FlagSet, names ...string) *settingsFlags {
 			fs.Var(s.roots, "root", "map a root: `NAME=DIR` (repeatable), mounted read-only")
 		case "no-builtin":
 			fs.Bool("no-builtin", false, "leave the bundled plugins out")
-			s.keys["no-builtin"] = "no_builtin"
+			bindSetting(fs, "no-builtin", "no_builtin")
 		case "standalone":
 			fs.Bool("standalone", false, "the standalone plugin service: 127.0.0.1 only, a launch token required, no source proposals")
-			s.keys["standalone"] = "standalone"
+			bindSetting(fs, "standalone", "standalone")
 		case "log-level":
 			str("log-level", "log_level", "debug, info, warn or error (default info)")
 		case "token-file":
@@ -61,15 +61,41 @@ func addSettingsFlags(fs *pflag.FlagSet, names ...string) *settingsFlags {
 	return s
 }
 
+// settingAnnotation is the pflag annotation that names the config key a
+// flag sets. The key travels with the flag, not by its name: `--broker`
+// is env.broker for `airlock env` but the broker's HTTP URL, no setting,
+// for the commands that talk to one (brokerFlags).
+const settingAnnotation = "airlock-setting-key"
+
+// bindSetting makes the flag name, already in fs, set the config key.
+func bindSetting(fs *pflag.FlagSet, name, key string) {
+	if err := fs.SetAnnotation(name, settingAnnotation, []string{key}); err != nil {
+		panic(err) // no such flag: a mistake in the command's wiring
+	}
+}
+
+// flagSettings is the flag layer: koanf's posflag provider reads every
+// flag of fs bound to a key (bindSetting), typed as the flag is, and
+// leaves out the others. Given no koanf instance to consult, posflag
+// also leaves out every flag not on the command line, so a flag's default
+// never hides the config file, the environment or the setting's default.
+func flagSettings(fs *pflag.FlagSet) (map[string]any, error) {
+	return posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
+		key := f.Annotations[settingAnnotation]
+		if len(key) != 1 {
+			return "", nil
+		}
+		return key[0], posflag.FlagVal(fs, f)
+	}).Read()
+}
+
 // load layers defaults, the config file, the environment and the flags
 // that were given; its errors are configuration errors (exit 2).
 func (s *settingsFlags) load() (*config.Config, error) {
-	set := map[string]any{}
-	s.fs.Visit(func(f *pflag.Flag) {
-		if key, ok := s.keys[f.Name]; ok {
-			set[key] = f.Value.String()
-		}
-	})
+	set, err := flagSettings(s.fs)
+	if err != nil {
+		return nil, configErr(err)
+	}
 	cfg, err := config.Load(config.Sources{File: s.file, Environ: environ(), Flags: set, Roots: s.roots})
 	if err != nil {
 		return nil, configErr(err)

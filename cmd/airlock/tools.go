@@ -44,7 +44,7 @@ func newToolsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			var ds []wire.Descriptor
-			var sts []plugins.Status
+			var sts []wire.PluginStatus
 			if b.given() || !sf.given("plugins") {
 				client, err := b.client()
 				if err != nil {
@@ -89,7 +89,7 @@ func newToolsCmd() *cobra.Command {
 	return c
 }
 
-func toolsFromBroker(ctx context.Context, c *v1client.Client) ([]wire.Descriptor, []plugins.Status, error) {
+func toolsFromBroker(ctx context.Context, c *v1client.Client) ([]wire.Descriptor, []wire.PluginStatus, error) {
 	ds, err := c.Tools(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -100,7 +100,7 @@ func toolsFromBroker(ctx context.Context, c *v1client.Client) ([]wire.Descriptor
 
 // toolsOffline admits the folder's plugins with a private runtime, as
 // serve would, then closes it.
-func toolsOffline(ctx context.Context, cfg *config.Config) ([]wire.Descriptor, []plugins.Status, error) {
+func toolsOffline(ctx context.Context, cfg *config.Config) ([]wire.Descriptor, []wire.PluginStatus, error) {
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	local, err := plugins.Open(ctx, cfg, logger, nil, false)
 	if err != nil {
@@ -124,7 +124,7 @@ func printable(s string) string {
 	return strconv.QuoteToASCII(s)
 }
 
-func printTools(w io.Writer, ds []wire.Descriptor, sts []plugins.Status) {
+func printTools(w io.Writer, ds []wire.Descriptor, sts []wire.PluginStatus) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DESCRIPTOR\tEXECUTOR\tTOOLS\tBOUNDS")
 	for _, d := range ds {

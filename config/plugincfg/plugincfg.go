@@ -24,8 +24,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/airlock/airlock/config/pluginid"
 	"github.com/airlock/airlock/config/secret"
-	"github.com/airlock/airlock/executors/wire"
 )
 
 // Key is the config file's section.
@@ -152,8 +152,8 @@ func Resolve(raw any, environ []string) (*Values, error) {
 		return nil, invalid(Key, fmt.Sprintf("more than %d plugins", MaxPlugins))
 	}
 	for _, id := range sortedKeys(plugins) {
-		if !wire.ValidDescriptorID(id) {
-			return nil, invalid(Key, fmt.Sprintf("%q is not a plugin id (lower case, digits, - and _, at most 64)", id))
+		if !pluginid.Valid(id) {
+			return nil, invalid(Key, fmt.Sprintf("%q is not a plugin id (%s)", id, pluginid.Rule))
 		}
 		path := Key + "." + id
 		names, ok := plugins[id].(map[string]any)

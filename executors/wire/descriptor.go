@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/airlock/airlock/config/pluginid"
 )
 
 // Tool is one tool a descriptor declares.
@@ -56,15 +58,10 @@ const (
 const MaxPeerFrameBytes = MaxOutputBytes + 1<<20
 
 var (
-	descriptorIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	toolNamePattern     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
-	rootNamePattern     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	hostLabelPattern    = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	toolNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+	rootNamePattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	hostLabelPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
-
-// ValidDescriptorID reports whether id may name a descriptor (and its
-// plugin folder).
-func ValidDescriptorID(id string) bool { return descriptorIDPattern.MatchString(id) }
 
 // ValidToolName reports whether name may name a tool. A '.' is not
 // allowed: MCP qualifies a tool as <descriptorId>.<tool> (PROTOCOL section
@@ -74,8 +71,8 @@ func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) 
 // Validate checks a descriptor's shape: ids, unique tool names, schema
 // objects and bounds. It does not compile schemas; executors do.
 func (d *Descriptor) Validate() error {
-	if !ValidDescriptorID(d.DescriptorID) {
-		return fmt.Errorf("descriptor id must match %s", descriptorIDPattern)
+	if !pluginid.Valid(d.DescriptorID) {
+		return fmt.Errorf("descriptor id must match %s", pluginid.Pattern)
 	}
 	if len(d.Tools) == 0 || len(d.Tools) > MaxTools {
 		return fmt.Errorf("descriptor must declare 1 to %d tools", MaxTools)
@@ -201,8 +198,26 @@ func (b Bounds) Canonical() []byte {
 	return c
 }
 
-// EchoMatches reports whether echo equals the bounds as canonical JSON.
-func (b Bounds) EchoMatches(echo json.RawMessage) bool {
+// EchoCheck compares a call's boundsEcho with one descriptor's bounds:
+// the echo matches when it equals the bounds as canonical JSON. It is the
+// comparison every executor makes (bounds-mismatch otherwise). It holds
+// the bounds' two forms that callers echo byte for byte (the canonical
+// one, and json.Marshal's, which GET /v1/tools lists), so that most calls
+// match without canonicalizing their echo.
+type EchoCheck struct{ canon, listed []byte }
+
+// EchoCheck is the comparison of boundsEcho with b; make it once per
+// descriptor.
+func (b Bounds) EchoCheck() EchoCheck {
+	listed, _ := json.Marshal(b)
+	return EchoCheck{canon: b.Canonical(), listed: listed}
+}
+
+// Matches reports whether echo equals the bounds as canonical JSON.
+func (e EchoCheck) Matches(echo json.RawMessage) bool {
+	if bytes.Equal(echo, e.canon) || bytes.Equal(echo, e.listed) {
+		return true
+	}
 	c, err := Canonical(echo)
-	return err == nil && bytes.Equal(c, b.Canonical())
+	return err == nil && bytes.Equal(c, e.canon)
 }

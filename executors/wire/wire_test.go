@@ -146,11 +146,13 @@ func TestRulesAreKnownAndHaveText(t *testing.T) {
 
 func TestBoundsEcho(t *testing.T) {
 	b := Bounds{TimeoutMs: 2000, MemoryMiB: 64, MaxOutputBytes: 1048576, Roots: []string{"notes"}}
+	check := b.EchoCheck()
 	cases := map[string]struct {
 		echo string
 		want bool
 	}{
 		"exact":          {`{"timeoutMs":2000,"memoryMiB":64,"maxOutputBytes":1048576,"maxRequests":0,"allowedHosts":[],"roots":["notes"]}`, true},
+		"canonical":      {`{"allowedHosts":[],"maxOutputBytes":1048576,"maxRequests":0,"memoryMiB":64,"roots":["notes"],"timeoutMs":2000}`, true},
 		"reordered":      {`{"roots":["notes"],"allowedHosts":[],"maxRequests":0,"maxOutputBytes":1048576,"memoryMiB":64,"timeoutMs":2000}`, true},
 		"float form":     {`{"timeoutMs":2000.0,"memoryMiB":64,"maxOutputBytes":1.048576e6,"maxRequests":0,"allowedHosts":[],"roots":["notes"]}`, true},
 		"raised timeout": {`{"timeoutMs":3000,"memoryMiB":64,"maxOutputBytes":1048576,"maxRequests":0,"allowedHosts":[],"roots":["notes"]}`, false},
@@ -160,7 +162,7 @@ func TestBoundsEcho(t *testing.T) {
 		"empty":          {`{}`, false},
 	}
 	for name, c := range cases {
-		if got := b.EchoMatches(json.RawMessage(c.echo)); got != c.want {
+		if got := check.Matches(json.RawMessage(c.echo)); got != c.want {
 			t.Errorf("%s: got %v, want %v", name, got, c.want)
 		}
 	}

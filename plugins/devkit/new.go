@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/airlock/airlock/config/pluginid"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
@@ -41,8 +42,8 @@ type project struct {
 // relative to dir and sorted. The project builds with `airlock build`
 // and needs nothing from the network: the guest SDK is copied into it.
 func New(name, dir string) ([]string, error) {
-	if !wire.ValidDescriptorID(name) {
-		return nil, usagef("%q is not a plugin id: 1 to 64 lower-case letters, digits, - and _, starting with a letter or digit", name)
+	if !pluginid.Valid(name) {
+		return nil, usagef("%q is not a plugin id: %s", name, pluginid.Rule)
 	}
 	if err := emptyTarget(dir); err != nil {
 		return nil, err

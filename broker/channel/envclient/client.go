@@ -34,7 +34,7 @@ const (
 	writeTimeout = 30 * time.Second
 	// maxCallFrame bounds a frame from the broker: a call body is capped at
 	// 16 MiB by POST /v1/calls. A larger frame is dropped as it streams in
-	// (link.ReadFrame), never buffered whole.
+	// (frame.Read, through link.Activity), never buffered whole.
 	maxCallFrame = 16<<20 + 4096
 )
 

@@ -10,9 +10,12 @@ import (
 // the environment builds none of the broker's server (routing, pairings,
 // the /channel server, Prometheus). cmd/airlock as a whole imports the
 // broker for `serve`, so the packages env's code calls are checked:
-// envclient and link may reach only the standard library, coder/websocket
-// and executors/wire; plugins (plugins.Open) reaches no broker package.
-// It does reach client_golang, through the metrics its catalog keeps.
+// envclient and link may reach only the standard library,
+// coder/websocket, executors/wire (with the plugin id rule it checks,
+// config/pluginid) and the frame plumbing (broker/internal/frame);
+// plugins (plugins.Open) reaches no broker package. It does reach
+// client_golang, through the metrics its catalog keeps. The floors of the
+// whole module are TestImportGraph's (package broker).
 func TestEnvPathImports(t *testing.T) {
 	const mod = "github.com/airlock/airlock/"
 	only := func(allowed ...string) func(string) bool {
@@ -25,7 +28,8 @@ func TestEnvPathImports(t *testing.T) {
 			return false
 		}
 	}
-	wireOnly := only("github.com/coder/websocket", mod+"executors/wire", mod+"broker/channel/link")
+	wireOnly := only("github.com/coder/websocket", mod+"executors/wire", mod+"config/pluginid",
+		mod+"broker/internal/frame", mod+"broker/channel/link")
 	for pkg, ok := range map[string]func(string) bool{
 		mod + "broker/channel/link":      wireOnly,
 		mod + "broker/channel/envclient": wireOnly,

@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/airlock/airlock/broker/channel/link"
+	"github.com/airlock/airlock/broker/internal/frame"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -121,7 +122,7 @@ func (s *session) read(ctx context.Context) error {
 	for {
 		data, err := s.act.ReadFrame(s.conn, maxCallFrame)
 		switch {
-		case errors.Is(err, link.ErrFrameDiscarded):
+		case errors.Is(err, frame.ErrDiscarded):
 			s.c.opts.Logger.Warn("call frame dropped", "reason", "binary or oversized")
 		case err != nil:
 			return err

@@ -1,12 +1,14 @@
 // Package link is what both ends of /channel share: the executor's door
-// (call frames in, answer frames out), the bounded frame reader, the
-// keepalive and the close reasons. The broker's server (broker/channel)
-// and the environment's client (envclient, `airlock env`) both use it.
+// (call frames in, answer frames out), the writer, the keepalive and the
+// close reasons. The broker's server (broker/channel) and the
+// environment's client (envclient, `airlock env`) both use it. Frames are
+// read and writes bounded by broker/internal/frame, which the relay's
+// sockets use too.
 //
-// It imports only the standard library, coder/websocket and
-// executors/wire, so an environment builds none of the broker's server
-// (routing, pairings, configuration, metrics); envclient's
-// TestEnvPathImports asserts it.
+// It imports only the standard library, coder/websocket, executors/wire
+// and broker/internal/frame, so an environment builds none of the
+// broker's server (routing, pairings, configuration, metrics);
+// envclient's TestEnvPathImports asserts it.
 package link
 
 import (

@@ -2,11 +2,12 @@ package link
 
 import (
 	"context"
-	"io"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/internal/frame"
 )
 
 // Keepalive timing: an authenticated connection is pinged this often and
@@ -58,32 +59,19 @@ func keepalive(ctx context.Context, conn *websocket.Conn, act *Activity, every, 
 // Keepalive. Its zero value is ready to use.
 type Activity struct{ last atomic.Int64 }
 
-// ReadFrame is the package's ReadFrame, noting each read of the frame.
+// ReadFrame is frame.Read, noting each read of the frame.
 func (a *Activity) ReadFrame(conn *websocket.Conn, limit int64) ([]byte, error) {
-	conn.SetReadLimit(-1)
-	return read(conn, limit, true, a)
+	return frame.ReadNoting(conn, limit, a)
 }
+
+// Note records that bytes of a frame arrived now (frame.Noter).
+func (a *Activity) Note() { a.last.Store(a.now()) }
 
 // now is a monotonic reading that readSince compares against.
 func (a *Activity) now() int64 { return time.Since(epoch).Nanoseconds() }
 
 // readSince reports whether bytes arrived at or after t.
 func (a *Activity) readSince(t int64) bool { return a.last.Load() >= t }
-
-// noting wraps a message reader so that each read that returns bytes
-// touches a.
-type noting struct {
-	r io.Reader
-	a *Activity
-}
-
-func (n noting) Read(p []byte) (int, error) {
-	k, err := n.r.Read(p)
-	if k > 0 {
-		n.a.last.Store(n.a.now())
-	}
-	return k, err
-}
 
 // epoch anchors Activity's monotonic readings.
 var epoch = time.Now()

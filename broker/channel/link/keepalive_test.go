@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/internal/frame/frametest"
 )
 
 // keepaliveRun pings server's peer every 10 ms with a pong bound of
@@ -31,7 +33,7 @@ func keepaliveRun(t *testing.T, server *websocket.Conn, timeout time.Duration) <
 // it), so the pong bound passes many times over; the bytes arriving keep
 // the connection, and the frame is read whole.
 func TestKeepaliveSparesAPeerStillSending(t *testing.T) {
-	server, client := pair(t)
+	server, client := frametest.Pair(t)
 	read := keepaliveRun(t, server, 300*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -66,7 +68,7 @@ func TestKeepaliveSparesAPeerStillSending(t *testing.T) {
 // TestKeepaliveCutsASilentPeer: a peer that neither answers pings nor
 // sends anything is closed once a pong is overdue.
 func TestKeepaliveCutsASilentPeer(t *testing.T) {
-	server, _ := pair(t)
+	server, _ := frametest.Pair(t)
 	read := keepaliveRun(t, server, 50*time.Millisecond)
 	select {
 	case err := <-read:

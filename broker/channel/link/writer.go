@@ -2,18 +2,15 @@ package link
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/internal/frame"
 )
 
-// ErrWriteCut is a write refused because the connection's writes were
-// cut: an earlier write overran its deadline, or Cut or Stop was called.
-var ErrWriteCut = errors.New("link: connection writes cut")
-
 // Writer puts frames on one connection, one at a time, each bounded by a
-// deadline of its own through the connection's Watchdog (RATIONALE.md,
+// deadline of its own through the connection's frame.Watchdog (RATIONALE.md,
 // "Why are channel writes bounded by one timer per connection?"). Both
 // ends of /channel write through one.
 //
@@ -31,12 +28,12 @@ var ErrWriteCut = errors.New("link: connection writes cut")
 type Writer struct {
 	conn *websocket.Conn
 	turn chan struct{} // holds one token while a write has the turn
-	wd   *Watchdog
+	wd   *frame.Watchdog
 }
 
 // NewWriter is the writer of conn.
 func NewWriter(conn *websocket.Conn) *Writer {
-	return &Writer{conn: conn, turn: make(chan struct{}, 1), wd: NewWatchdog(conn)}
+	return &Writer{conn: conn, turn: make(chan struct{}, 1), wd: frame.NewWatchdog(conn)}
 }
 
 // Take waits for the turn to write, unless stop is closed or expired
@@ -60,24 +57,24 @@ func (w *Writer) Take(stop <-chan struct{}, expired <-chan time.Time) bool {
 // WriteTaken writes one text frame with the turn Take gave, and gives the
 // turn back. The connection is cut if the write is still in flight at
 // deadline.
-func (w *Writer) WriteTaken(frame []byte, deadline time.Time) error {
+func (w *Writer) WriteTaken(data []byte, deadline time.Time) error {
 	defer func() { <-w.turn }()
 	if !w.wd.Begin(deadline) {
-		return ErrWriteCut
+		return frame.ErrWriteCut
 	}
-	err := w.conn.Write(context.Background(), websocket.MessageText, frame)
+	err := w.conn.Write(context.Background(), websocket.MessageText, data)
 	w.wd.End()
 	return err
 }
 
 // Write waits for the turn and writes one text frame, which must be
 // written within timeout of its turn coming.
-func (w *Writer) Write(frame []byte, timeout time.Duration) error {
+func (w *Writer) Write(data []byte, timeout time.Duration) error {
 	w.Take(nil, nil)
-	return w.WriteTaken(frame, time.Now().Add(timeout))
+	return w.WriteTaken(data, time.Now().Add(timeout))
 }
 
 // Stop releases the watchdog; the connection's owner calls it once the
-// connection is gone. Later writes are refused with ErrWriteCut, so none
-// can go unbounded.
+// connection is gone. Later writes are refused with frame.ErrWriteCut, so
+// none can go unbounded.
 func (w *Writer) Stop() { w.wd.Stop() }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/airlock/airlock/broker/internal/frame"
+	"github.com/airlock/airlock/broker/internal/frame/frametest"
 )
 
 // TestWriterWrites: frames written through a Writer arrive in order.
 func TestWriterWrites(t *testing.T) {
-	server, client := pair(t)
+	server, client := frametest.Pair(t)
 	w := NewWriter(client)
 	defer w.Stop()
 	for _, f := range []string{`{"a":1}`, `{"b":2}`} {
@@ -27,26 +30,26 @@ func TestWriterWrites(t *testing.T) {
 // (the peer reads nothing, so the socket's buffers fill) cuts the
 // connection, and every later write is refused at once.
 func TestWriterCutsAnOverdueWrite(t *testing.T) {
-	_, client := pair(t) // the server's end is never read
+	_, client := frametest.Pair(t) // the server's end is never read
 	w := NewWriter(client)
 	defer w.Stop()
-	frame := make([]byte, 1<<20)
+	big := make([]byte, 1<<20)
 	var err error
 	for err == nil { // blocks once the buffers are full, until cut
-		err = w.Write(frame, 50*time.Millisecond)
+		err = w.Write(big, 50*time.Millisecond)
 	}
-	if errors.Is(err, ErrWriteCut) {
+	if errors.Is(err, frame.ErrWriteCut) {
 		t.Fatalf("the overdue write itself should fail with the connection's error, got %v", err)
 	}
-	if err := w.Write([]byte(`{}`), time.Minute); !errors.Is(err, ErrWriteCut) {
-		t.Fatalf("write after the cut: %v, want ErrWriteCut", err)
+	if err := w.Write([]byte(`{}`), time.Minute); !errors.Is(err, frame.ErrWriteCut) {
+		t.Fatalf("write after the cut: %v, want frame.ErrWriteCut", err)
 	}
 }
 
 // TestWriterTakeGivesUp: waiting for the turn ends when stop is closed or
 // expired fires, taking nothing; the turn's holder is not disturbed.
 func TestWriterTakeGivesUp(t *testing.T) {
-	server, client := pair(t)
+	server, client := frametest.Pair(t)
 	w := NewWriter(client)
 	defer w.Stop()
 	if !w.Take(nil, nil) {
@@ -76,13 +79,13 @@ func TestWriterTakeGivesUp(t *testing.T) {
 
 // TestWriterStopRefuses: once stopped, a writer writes nothing.
 func TestWriterStopRefuses(t *testing.T) {
-	_, client := pair(t)
+	_, client := frametest.Pair(t)
 	w := NewWriter(client)
 	if err := w.Write([]byte(`{}`), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	w.Stop()
-	if err := w.Write([]byte(`{}`), time.Minute); !errors.Is(err, ErrWriteCut) {
-		t.Fatalf("write after Stop: %v, want ErrWriteCut", err)
+	if err := w.Write([]byte(`{}`), time.Minute); !errors.Is(err, frame.ErrWriteCut) {
+		t.Fatalf("write after Stop: %v, want frame.ErrWriteCut", err)
 	}
 }

@@ -157,7 +157,7 @@ function normalizeBounds(b) {
     };
 }
 // canonical is JSON with object keys sorted, the comparison the broker
-// uses for boundsEcho (executors/wire Bounds.EchoMatches).
+// uses for boundsEcho (wire.EchoCheck, in executors/wire).
 function canonical(x) {
     if (Array.isArray(x))
         return `[${x.map(canonical).join(",")}]`;

@@ -210,7 +210,7 @@ function normalizeBounds(b: Bounds): Required<Bounds> {
 }
 
 // canonical is JSON with object keys sorted, the comparison the broker
-// uses for boundsEcho (executors/wire Bounds.EchoMatches).
+// uses for boundsEcho (wire.EchoCheck, in executors/wire).
 function canonical(x: unknown): string {
   if (Array.isArray(x)) return `[${x.map(canonical).join(",")}]`;
   if (x !== null && typeof x === "object") {

@@ -57,9 +57,9 @@ export interface LaunchOptions {
   listen?: string;
   /**
    * Extra environment for the broker (a key set to undefined is removed).
-   * The launch token is always set by launch itself. The broker refuses to
-   * start on an `AIRLOCK_*` variable it does not know, so remove any of
-   * your own (`{ AIRLOCK_BIN: undefined }`).
+   * The launch token is always set by launch itself. An `AIRLOCK_*`
+   * variable the broker does not know (`AIRLOCK_BIN`) is logged as a
+   * warning and ignored.
    */
   env?: Readonly<Record<string, string | undefined>>;
   /** Receives each stderr line of the broker (its JSON logs). Default: dropped. */

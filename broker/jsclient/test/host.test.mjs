@@ -34,7 +34,7 @@ describe('host', { skip, timeout }, () => {
 
   test('launch: --token-file is refused (the token is launch\'s own)', async () => {
     const { launch } = await import('@airlock/client/host');
-    await assert.rejects(launch({ bin: BIN, args: ['--token-file', '/dev/null'], env: { AIRLOCK_BIN: undefined } }), TypeError);
+    await assert.rejects(launch({ bin: BIN, args: ['--token-file', '/dev/null'] }), TypeError);
   });
 
   test('mint: the session and the view URL as airlock mint prints it', async (t) => {

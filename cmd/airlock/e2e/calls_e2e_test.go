@@ -448,8 +448,8 @@ func TestCLICallAndTools(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, nil, "tools", "--plugins", w.plugins, "--root", "data="+t.TempDir(), "--no-builtin", "--data", t.TempDir(), "--json")
 	var listing struct {
-		Descriptors []wire.Descriptor `json:"descriptors"`
-		Plugins     []plugins.Status  `json:"plugins"`
+		Descriptors []wire.Descriptor   `json:"descriptors"`
+		Plugins     []wire.PluginStatus `json:"plugins"`
 	}
 	if err := json.Unmarshal([]byte(out), &listing); err != nil {
 		t.Fatalf("tools --json: %v\n%s", err, out)

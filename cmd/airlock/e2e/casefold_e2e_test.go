@@ -78,14 +78,14 @@ func TestCaseFoldPluginNotAdmitted(t *testing.T) {
 }
 
 // pluginStatus is GET /v1/plugins by id.
-func pluginStatus(t *testing.T, p *proc) map[string]plugins.Status {
+func pluginStatus(t *testing.T, p *proc) map[string]wire.PluginStatus {
 	t.Helper()
 	code, body, _ := p.do("GET", "/v1/plugins", map[string]string{"X-Tensorviz-Token": testToken}, nil)
-	var out struct{ Plugins []plugins.Status }
+	var out struct{ Plugins []wire.PluginStatus }
 	if code != 200 || json.Unmarshal(body, &out) != nil {
 		t.Fatalf("GET /v1/plugins: %d %s", code, body)
 	}
-	m := map[string]plugins.Status{}
+	m := map[string]wire.PluginStatus{}
 	for _, s := range out.Plugins {
 		m[s.ID] = s
 	}

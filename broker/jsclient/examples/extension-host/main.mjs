@@ -21,8 +21,6 @@ const nodes = ['input', 'encoder', 'attention', 'mlp', 'output'];
 const broker = await launch({
   bin: process.env.AIRLOCK_BIN ?? 'airlock',
   args: ['--no-builtin'],
-  // The broker refuses AIRLOCK_* variables it does not know.
-  env: { AIRLOCK_BIN: undefined },
   onLog: (line) => {
     if (process.env.EXAMPLE_VERBOSE) console.error(line);
   },

@@ -2,7 +2,7 @@
 import { launch, openNodeView } from '@airlock/client/host';
 
 // 1. Launch the broker: port 0, a fresh launch token in its environment.
-const broker = await launch({ bin: process.env.AIRLOCK_BIN ?? 'airlock', args: ['--no-builtin'], env: { AIRLOCK_BIN: undefined } });
+const broker = await launch({ bin: process.env.AIRLOCK_BIN ?? 'airlock', args: ['--no-builtin'] });
 
 // 2. Mint a session; viewUrl is what a browser opens.
 const session = await broker.mint({ ttlSeconds: 600 });

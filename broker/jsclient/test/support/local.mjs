@@ -36,7 +36,7 @@ export async function dataDir() {
 export async function startBroker(t, extraArgs = []) {
   const { dir, cleanup } = await dataDir();
   const logs = [];
-  const broker = await launch({ bin: BIN, args: ['--data', dir, '--no-builtin', ...extraArgs], env: { AIRLOCK_BIN: undefined }, onLog: (l) => logs.push(l) });
+  const broker = await launch({ bin: BIN, args: ['--data', dir, '--no-builtin', ...extraArgs], onLog: (l) => logs.push(l) });
   t.after(async () => {
     await broker.shutdown().catch(() => {});
     await cleanup();

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/airlock/airlock/broker/v1client"
+	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
@@ -28,6 +30,18 @@ type Baseline struct {
 	// compiled is not compiled again; "" for none. The load never creates
 	// one.
 	CacheDir string
+}
+
+// BrokerCacheDir is where `airlock serve` with cfg keeps its
+// compilation cache (exec.cache_dir, else DATA/compile-cache), for
+// Baseline.CacheDir, or "" when that folder does not exist: the load
+// never creates one.
+func BrokerCacheDir(cfg *config.Config) string {
+	dir := plugins.CacheDir(cfg)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return ""
+	}
+	return dir
 }
 
 // ChooseBaseline resolves the command's --baseline: a plugin folder,

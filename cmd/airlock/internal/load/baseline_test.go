@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/airlock/airlock/broker/v1client"
+	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
@@ -18,7 +19,7 @@ import (
 // pluginsBroker answers GET /v1/plugins with one plugin of origin.
 func pluginsBroker(t *testing.T, id, origin string) *v1client.Client {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"plugins": []plugins.Status{{ID: id, Origin: origin, Admitted: true}}})
+		_ = json.NewEncoder(w).Encode(map[string]any{"plugins": []wire.PluginStatus{{ID: id, Origin: origin, Admitted: true}}})
 	}))
 	t.Cleanup(srv.Close)
 	return &v1client.Client{Base: srv.URL, Token: "t", HTTP: srv.Client()}
@@ -95,4 +96,31 @@ func folderOf(t *testing.T, id string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, id)
+}
+
+// TestBrokerCacheDir: the baseline compiles through the broker's cache
+// (DATA/compile-cache, or exec.cache_dir) only when that folder exists.
+func TestBrokerCacheDir(t *testing.T) {
+	data := t.TempDir()
+	cfg := func(environ ...string) *config.Config {
+		t.Helper()
+		c, err := config.Load(config.Sources{Environ: environ, Flags: map[string]any{"data": data}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if dir := BrokerCacheDir(cfg()); dir != "" {
+		t.Fatalf("no cache yet: %q", dir)
+	}
+	want := filepath.Join(data, "compile-cache")
+	if err := os.Mkdir(want, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if dir := BrokerCacheDir(cfg()); dir != want {
+		t.Fatalf("the broker's cache: %q", dir)
+	}
+	if dir := BrokerCacheDir(cfg("AIRLOCK_EXEC_CACHE_DIR=" + data)); dir != data {
+		t.Fatalf("exec.cache_dir: %q", dir)
+	}
 }

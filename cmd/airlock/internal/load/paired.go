@@ -83,6 +83,24 @@ func Paired(ctx context.Context, c *v1client.Client, pc PairedCalls, o CallsOpti
 	return rep, nil
 }
 
+// PairedShapes runs Paired once for each number of callers in shapes, one
+// after the other; a run that ctx cut short is the last.
+func PairedShapes(ctx context.Context, c *v1client.Client, pc PairedCalls, o CallsOptions, shapes ...int) ([]*PairedReport, error) {
+	var reps []*PairedReport
+	for _, n := range shapes {
+		o.Concurrency = n
+		rep, err := Paired(ctx, c, pc, o)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
+		if rep.Interrupted {
+			break
+		}
+	}
+	return reps, nil
+}
+
 // startRTT connects the rtt side to its echo: in a process of its own
 // when o.RTTEcho is set (the environment is one too), else in this
 // process. It says which.
@@ -227,23 +245,5 @@ func (r *PairedReport) Print(w io.Writer) {
 	}
 	for name, f := range r.Sides() {
 		printOutcomes(w, name, f)
-	}
-}
-
-// PrintPaired prints one run's reports: as one for one concurrency, one
-// after the other (a JSON array with asJSON) for several.
-func PrintPaired(w io.Writer, reps []*PairedReport, asJSON bool) {
-	switch {
-	case asJSON && len(reps) == 1:
-		PrintJSON(w, reps[0])
-	case asJSON:
-		PrintJSON(w, reps)
-	default:
-		for i, rep := range reps {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			rep.Print(w)
-		}
 	}
 }

@@ -60,13 +60,13 @@ func TestPairedReportPrint(t *testing.T) {
 	}
 
 	out.Reset()
-	PrintPaired(&out, []*PairedReport{r}, true)
+	PrintReports(&out, []*PairedReport{r}, true)
 	var one PairedReport
 	if err := json.Unmarshal(out.Bytes(), &one); err != nil || one.Ratios == nil || one.Floor == nil {
 		t.Fatalf("one report: %v\n%s", err, out.String())
 	}
 	out.Reset()
-	PrintPaired(&out, []*PairedReport{r, r}, true)
+	PrintReports(&out, []*PairedReport{r, r}, true)
 	var two []PairedReport
 	if err := json.Unmarshal(out.Bytes(), &two); err != nil || len(two) != 2 {
 		t.Fatalf("two reports: %v\n%s", err, out.String())

@@ -89,6 +89,25 @@ func PrintJSON(w io.Writer, v any) {
 	fmt.Fprintf(w, "%s\n", out)
 }
 
+// PrintReports prints one run's reports (calls or paired): as one for
+// one concurrency, one after the other (a JSON array with asJSON) for
+// several.
+func PrintReports[R interface{ Print(io.Writer) }](w io.Writer, reps []R, asJSON bool) {
+	switch {
+	case asJSON && len(reps) == 1:
+		PrintJSON(w, reps[0])
+	case asJSON:
+		PrintJSON(w, reps)
+	default:
+		for i, rep := range reps {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			rep.Print(w)
+		}
+	}
+}
+
 // fmtMs prints a latency with three significant digits.
 func fmtMs(v float64) string {
 	switch {

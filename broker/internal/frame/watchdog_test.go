@@ -1,4 +1,4 @@
-package link
+package frame
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/airlock/airlock/broker/internal/frame/frametest"
 )
 
 // TestWatchdogArmsQuietsAndCuts drives the watchdog's firings by hand (no
@@ -15,7 +17,7 @@ import (
 // deadline re-arms for that deadline; a firing during a write past its
 // deadline cuts the connection, and no write begins afterwards.
 func TestWatchdogArmsQuietsAndCuts(t *testing.T) {
-	server, client := pair(t)
+	server, client := frametest.Pair(t)
 	w := NewWatchdog(client)
 	defer w.Stop()
 	write := func(frame string, deadline time.Time) error {
@@ -65,7 +67,7 @@ func TestWatchdogArmsQuietsAndCuts(t *testing.T) {
 // timeout after one with a long one); one whose deadline is later leaves
 // it (a fixed timeout per write: no timer reset per frame).
 func TestWatchdogArmsForAnEarlierDeadline(t *testing.T) {
-	_, client := pair(t)
+	_, client := frametest.Pair(t)
 	w := NewWatchdog(client)
 	defer w.Stop()
 	now := time.Now()
@@ -88,7 +90,7 @@ func TestWatchdogArmsForAnEarlierDeadline(t *testing.T) {
 // the connection open and refuses every later write; Cut during a write
 // cuts the connection; Stop refuses later writes too.
 func TestWatchdogCutRefusesLaterWrites(t *testing.T) {
-	server, client := pair(t)
+	server, client := frametest.Pair(t)
 	w := NewWatchdog(client)
 	w.Cut()
 	if w.Begin(time.Now().Add(time.Minute)) || w.InFlight() {
@@ -102,7 +104,7 @@ func TestWatchdogCutRefusesLaterWrites(t *testing.T) {
 	}
 	w.Stop()
 
-	server, client = pair(t)
+	server, client = frametest.Pair(t)
 	w = NewWatchdog(client)
 	if !w.Begin(time.Now().Add(time.Minute)) {
 		t.Fatal("a write was refused before any cut")
@@ -114,7 +116,7 @@ func TestWatchdogCutRefusesLaterWrites(t *testing.T) {
 	w.End()
 	w.Stop()
 
-	_, client = pair(t)
+	_, client = frametest.Pair(t)
 	w = NewWatchdog(client)
 	w.Stop()
 	if w.Begin(time.Now().Add(time.Minute)) {
