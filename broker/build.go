@@ -49,7 +49,7 @@ type Broker struct {
 func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	cfg := o.Config
 	o.Metrics = metrics.OrNew(o.Metrics) // one registry for every part, served at /metrics
-	o.Metrics.DeclareLocal(localLabels())
+	DeclareLocal(o.Metrics)
 	storageKey, err := session.LoadStorageKey(cfg.Data)
 	if err != nil {
 		return nil, err

@@ -45,3 +45,8 @@ func codes(cs ...contract.Code) []string {
 	}
 	return out
 }
+
+// DeclareLocal declares the /local surface's series at zero on r, as
+// Build does: for a reader of the registry that runs no broker (the
+// dashboard check in metrics/grafana).
+func DeclareLocal(r *metrics.Registry) { r.DeclareLocal(localLabels()) }

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
+	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/metrics"
 	"github.com/airlock/airlock/metrics/grafana"
 )
@@ -32,6 +33,7 @@ func exported(t *testing.T) map[string]bool {
 	r.ChannelFramesRejected.WithLabelValues("unknown-call")
 	r.ConnectionsEvicted.WithLabelValues("idle")
 	r.ToolFetchRequests.WithLabelValues("notes")
+	broker.DeclareLocal(r) // the /local sets, from the contract as the broker declares them
 
 	mfs, err := r.Gatherer().Gather()
 	if err != nil {
