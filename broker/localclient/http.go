@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/airlock/airlock/broker/contract"
@@ -77,6 +78,18 @@ func (c *Client) Mint(ctx context.Context, o MintOptions) (*Minted, error) {
 	return &out, nil
 }
 
+// End ends a session before its expiresAt (DELETE /local/sessions/{id},
+// PROTOCOL section 2.1): its sockets close 4402 and it answers 410 from
+// then on. Ending one already ended is no error.
+func (c *Client) End(ctx context.Context, sessionID string) error {
+	_, err := c.send(ctx, http.MethodDelete, "/local/sessions/"+url.PathEscape(sessionID),
+		map[string]string{contract.TokenHeader: c.Token}, nil, http.StatusNoContent, nil)
+	if err != nil {
+		return fmt.Errorf("localclient: end: %w", err)
+	}
+	return nil
+}
+
 // ViewPass is what bootstrap hands a view: the cookie the broker set and
 // the view key it returned (PROTOCOL section 3). DialView offers both.
 type ViewPass struct {
@@ -108,15 +121,27 @@ func (c *Client) Bootstrap(ctx context.Context, origin, sessionID, credential st
 // post sends a JSON body and decodes a response of status want into out;
 // any other status is an *HTTPError.
 func (c *Client) post(ctx context.Context, path string, header map[string]string, body any, want int, out any) (*http.Response, error) {
-	data, err := json.Marshal(body)
+	return c.send(ctx, http.MethodPost, path, header, body, want, out)
+}
+
+// send is one request: body, when not nil, goes as JSON; out, when not
+// nil, receives the JSON answer of status want.
+func (c *Client) send(ctx context.Context, method, path string, header map[string]string, body any, want int, out any) (*http.Response, error) {
+	var reader io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		reader = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.Base, "/")+path, reader)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.Base, "/")+path, bytes.NewReader(data))
-	if err != nil {
-		return nil, err
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -141,6 +166,9 @@ func (c *Client) post(ctx context.Context, path string, header map[string]string
 		}
 		_ = json.Unmarshal(raw, &e)
 		return nil, &HTTPError{Status: resp.StatusCode, Code: e.Error.Code}
+	}
+	if out == nil {
+		return resp, nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return nil, err

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/airlock/airlock/broker/contract"
+	"github.com/airlock/airlock/broker/internal/httpx"
 )
 
 // maxReaperWait caps the reaper's sleep so a tombstone is deleted within a
@@ -42,4 +44,23 @@ func expireHub(h interface {
 	Close(contract.CloseCode, string)
 }) {
 	h.Close(contract.CredentialExpired.CloseCode(), string(contract.CredentialExpired))
+}
+
+// serveEnd is DELETE /local/sessions/{id} (PROTOCOL section 2.1): the
+// token holder ends a session before its expiresAt, as expiry would (its
+// sockets closed 4402, then 410 for the retention). Ending one that has
+// already ended is 204 again; an id never minted, or already reaped, is
+// 404.
+func (s *Service) serveEnd(w http.ResponseWriter, r *http.Request) {
+	hub, found := s.store.end(r.PathValue("id"))
+	if !found {
+		httpx.WriteError(w, contract.NotFound)
+		return
+	}
+	if hub != nil {
+		expireHub(hub)
+		s.store.nudge() // its reap is now the reaper's next deadline
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -92,6 +92,7 @@ func New(o Options) *Service {
 // reaches them without a minted session.
 func (s *Service) Mount(mux *http.ServeMux) {
 	mux.Handle("POST /local/sessions", httpx.TokenGuard(s.opts.Token, s.authRefused, http.HandlerFunc(s.serveMint)))
+	mux.Handle("DELETE /local/sessions/{id}", httpx.TokenGuard(s.opts.Token, s.authRefused, http.HandlerFunc(s.serveEnd)))
 	mux.HandleFunc("POST /local/bootstrap", s.serveBootstrap)
 	mux.HandleFunc("POST /local/storage-key", s.serveStorageKey)
 	mux.HandleFunc("GET /local/ws", s.serveWS)

@@ -255,15 +255,39 @@ func (st *store) expireDue(s *Session) bool {
 	if s.tombstone || st.clock.Now().Before(s.ExpiresAt) {
 		return false
 	}
+	st.entomb(s, s.ExpiresAt)
+	return true
+}
+
+// end turns the session id into a tombstone now, as if it had expired
+// (DELETE /local/sessions/{id}), and returns its hub for the caller to
+// close after unlocking: nil when it had already ended. found is false
+// for an id the store does not hold (never minted, or reaped).
+func (st *store) end(id string) (hub *relay.Hub, found bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s, ok := st.byID[id]
+	if !ok {
+		return nil, false
+	}
+	if s.tombstone {
+		return nil, true
+	}
+	st.entomb(s, st.clock.Now())
+	return s.hub, true
+}
+
+// entomb makes a live session a tombstone that ended at at and is kept
+// for the retention after it.
+func (st *store) entomb(s *Session, at time.Time) {
 	s.tombstone, s.credUsed = true, true
 	close(s.ended) // once: a tombstone never becomes live again
-	s.reapAt = s.ExpiresAt.Add(st.retention)
+	s.reapAt = at.Add(st.retention)
 	s.tombEl = st.tombs.PushBack(s)
 	st.live--
 	st.tombstones++
 	st.evictTombstones()
 	st.gauge()
-	return true
 }
 
 // evictTombstones deletes the oldest tombstones past local.max_tombstones

@@ -49,7 +49,10 @@ run, and the ratio Airlock/baseline:
 
 The two sides of calls and relay take turns in slices of 2 s until each has run --duration
 (after a --warmup of its own), so a change in the machine's load during
-the run weighs on both alike; a run takes about twice --duration. Ratios
+the run weighs on both alike; a run takes about twice --duration. The
+turns make /metrics saw-toothed at about half the rate: to watch a
+dashboard during a load, --steady drives only the broker for the whole
+run (no baseline, no ratios). Sessions a run mints are ended when it ends. Ratios
 above 1 for latency, and below 1 for throughput, mean Airlock is slower.
 Latency percentiles are within 1% (a log-linear histogram); max is exact.
 
@@ -63,6 +66,7 @@ type loadFlags struct {
 	broker *brokerFlags
 	o      load.Options
 	asJSON bool
+	steady bool
 }
 
 func addLoadFlags(fs *pflag.FlagSet) *loadFlags {
@@ -70,6 +74,7 @@ func addLoadFlags(fs *pflag.FlagSet) *loadFlags {
 	fs.DurationVarP(&f.o.Duration, "duration", "d", 10*time.Second, "measure each side for `DURATION`")
 	fs.DurationVar(&f.o.Warmup, "warmup", time.Second, "run each side unmeasured for `DURATION` first")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON, and no progress line")
+	fs.BoolVar(&f.steady, "steady", false, "drive only the broker, in one stretch, with no baseline or floor: a steady load for a dashboard watching /metrics (no ratios)")
 	return f
 }
 
@@ -161,6 +166,15 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	}
 	if err := f.paired.check(cmd.Flags()); err != nil {
 		return err
+	}
+	if f.steady {
+		switch {
+		case cmd.Flags().Changed("baseline") && f.baseline != "none":
+			return usageErr("--steady drives only the broker: leave --baseline out")
+		case f.paired.on():
+			return usageErr("--steady drives only the broker: the paired shape needs its round-trip floor, so leave --steady out")
+		}
+		f.baseline, f.httpFloor = "none", false
 	}
 	o := load.CallsOptions{Options: f.options(cmd.ErrOrStderr()), Concurrency: slices.Max(f.concurrency), Reuse: f.reuse}
 	if f.httpFloor {
@@ -284,7 +298,7 @@ func runLoadRelay(cmd *cobra.Command, f *loadRelayFlags) error {
 		return err
 	}
 	o := load.RelayOptions{Options: f.options(cmd.ErrOrStderr()), Sessions: f.sessions, Views: f.views, FrameBytes: f.size,
-		Rate: f.rate.rate, Baseline: f.baseline && !f.noBaseline, Floor: spawnForwarder}
+		Rate: f.rate.rate, Baseline: f.baseline && !f.noBaseline && !f.steady, Floor: spawnForwarder}
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}

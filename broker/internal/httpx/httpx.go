@@ -208,7 +208,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // Endpoint names a route for metric labels, from a closed set.
 func endpointOf(path string) string {
 	switch {
-	case path == "/local/sessions":
+	case path == "/local/sessions" || strings.HasPrefix(path, "/local/sessions/"):
 		return "sessions"
 	case path == "/local/bootstrap":
 		return "bootstrap"

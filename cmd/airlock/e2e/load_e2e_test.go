@@ -361,3 +361,43 @@ func TestLoadFloorsRefuseStrangers(t *testing.T) {
 		}
 	})
 }
+
+// TestLoadSteadyDrivesOnlyTheBroker: --steady measures the broker alone
+// for the whole run, with no baseline and no ratio, so a dashboard sees a
+// steady rate; and every session a relay run minted is ended when it
+// ends, none left live.
+func TestLoadSteadyDrivesOnlyTheBroker(t *testing.T) {
+	notes := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Welcome\n"), 0o644))
+	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}
+	p := startServe(t, procOptions{Args: []string{"--root", "notes=" + notes}, Env: env, Secrets: []string{sessionToken}})
+	code, stdout, stderr := runCLI(t, env, "load", "calls", "--broker", p.URL(), "--steady", "-c", "2", "-d", "1s", "--warmup", "0s", "--json")
+	if code != 0 {
+		t.Fatalf("load calls --steady: exit %d\n%s", code, stderr)
+	}
+	var c load.CallsReport
+	decodeReport(t, stdout, &c)
+	if c.Baseline != nil || c.HTTPFloor != nil || c.Ratios != nil || c.Airlock.Calls <= 0 || c.SliceSeconds != c.DurationSeconds {
+		t.Fatalf("--steady ran a baseline or in turns: baseline %+v, floor %+v, ratios %+v, calls %d, slice %v s",
+			c.Baseline, c.HTTPFloor, c.Ratios, c.Airlock.Calls, c.SliceSeconds)
+	}
+	if got := p.metric(t, `airlock_tool_calls_total{descriptor="notes",outcome="ok",tool="read_notes"}`); got < float64(c.Airlock.Calls) {
+		t.Errorf("the broker counted %v calls, the run %d", got, c.Airlock.Calls)
+	}
+	code, stdout, stderr = runCLI(t, env, "load", "relay", "--broker", p.URL(), "--steady", "--sessions", "3", "--views", "2", "-d", "1s", "--warmup", "0s", "--json")
+	if code != 0 {
+		t.Fatalf("load relay --steady: exit %d\n%s", code, stderr)
+	}
+	var r load.RelayReport
+	decodeReport(t, stdout, &r)
+	if r.Baseline != nil || r.Airlock.Deliveries <= 0 {
+		t.Fatalf("relay --steady: baseline %+v, deliveries %d", r.Baseline, r.Airlock.Deliveries)
+	}
+	if live, tomb := p.metric(t, `airlock_sessions{state="live"}`), p.metric(t, `airlock_sessions{state="tombstone"}`); live != 0 || tomb != 3 {
+		t.Errorf("after the run: %v sessions live, %v ended; want 0 and 3", live, tomb)
+	}
+	code, _, stderr = runCLI(t, env, "load", "calls", "--broker", p.URL(), "--steady", "--baseline", "builtin:notes")
+	if code != 2 || !strings.Contains(stderr, "--steady drives only the broker") {
+		t.Errorf("--steady with --baseline: exit %d, %s", code, stderr)
+	}
+}

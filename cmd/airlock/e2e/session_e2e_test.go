@@ -343,3 +343,42 @@ func TestSessionExpiryTombstoneReaper(t *testing.T) {
 		t.Fatalf("sessions accumulate: live %v tombstone %v", live, tomb)
 	}
 }
+
+// TestSessionEndedByTheTokenHolder: DELETE /local/sessions/{id} ends a
+// session as expiry would, at once: its sockets close 4402, it answers
+// 410, and its secrets open nothing. PROTOCOL section 2.1.
+func TestSessionEndedByTheTokenHolder(t *testing.T) {
+	t.Parallel()
+	p := startSessions(t)
+	s := connect(t, p, 1, localclient.MintOptions{})
+	other := connect(t, p, 1, localclient.MintOptions{})
+	path := "/local/sessions/" + s.m.WorkspaceSessionID
+	if code, body, _ := p.do("DELETE", path, nil, nil); code != 401 || errorCode(body) != "INVALID_CREDENTIALS" {
+		t.Fatalf("DELETE without the token: %d %s", code, body)
+	}
+	s.host.send("focusNode", map[string]any{"nodeId": "still-live"}, 1)
+	s.views[0].expect("focusNode")
+	token := map[string]string{contract.TokenHeader: sessionToken}
+	if code, body, _ := p.do("DELETE", path, token, nil); code != 204 || len(body) != 0 {
+		t.Fatalf("DELETE: %d %s, want 204 and no body", code, body)
+	}
+	s.host.closed(4402, "CREDENTIAL_EXPIRED")
+	s.views[0].closed(4402, "CREDENTIAL_EXPIRED")
+	if status, body, _ := bootstrapRaw(p, s.m.LaunchOrigin, s.m.WorkspaceSessionID, s.m.ViewCredential, nil); status != 410 {
+		t.Fatalf("bootstrap of an ended session: %d %s", status, body)
+	}
+	host := p.dial(t, "host after end", localclient.DialOptions{Origin: s.m.LaunchOrigin,
+		Cookies: []*http.Cookie{s.hostCookie()}})
+	host.closed(4402, "CREDENTIAL_EXPIRED")
+	if code, _, _ := p.do("DELETE", path, token, nil); code != 204 {
+		t.Errorf("ending it again: %d, want 204", code)
+	}
+	if code, body, _ := p.do("DELETE", "/local/sessions/ws_neverminted000000000000", token, nil); code != 404 || errorCode(body) != "NOT_FOUND" {
+		t.Errorf("an id never minted: %d %s, want 404 NOT_FOUND", code, body)
+	}
+	// The other session is untouched.
+	barrier(t, other.host, other.views...)
+	if live := p.metric(t, `airlock_sessions{state="live"}`); live != 1 {
+		t.Errorf("live sessions %v, want 1", live)
+	}
+}

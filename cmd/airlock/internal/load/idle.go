@@ -120,7 +120,11 @@ func Idle(ctx context.Context, client *localclient.Client, origin string, o Idle
 		read = func() (memSample, error) { return readProcRSS(o.BrokerPID) }
 		source = fmt.Sprintf("/proc/%d/status", o.BrokerPID)
 	}
-	air, err := measureIdle(ctx, "airlock", o, read, func(ctx context.Context, g *idleGroup) error { return connectIdleAirlock(ctx, client, origin, o, g) })
+	ms := &mintedSessions{client: client}
+	defer ms.end()
+	air, err := measureIdle(ctx, "airlock", o, read, func(ctx context.Context, g *idleGroup) error {
+		return connectIdleAirlock(ctx, ms, origin, o, g)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -310,15 +314,40 @@ func (g *idleGroup) close() {
 	wg.Wait()
 }
 
+// mintedSessions are the sessions a run minted, through client; end
+// ends them all when the run ends (DELETE /local/sessions/{id}), so a
+// load run leaves no session behind holding local.max_sessions, even one
+// cut short by Ctrl-C or an error.
+type mintedSessions struct {
+	client *localclient.Client
+	ids    []string
+}
+
+// endBound bounds ending a run's sessions: a broker that is gone must
+// not hold the command's exit.
+const endBound = 10 * time.Second
+
+func (m *mintedSessions) end() {
+	ctx, cancel := context.WithTimeout(context.Background(), endBound)
+	defer cancel()
+	for _, id := range m.ids {
+		if ctx.Err() != nil {
+			return
+		}
+		_ = m.client.End(ctx, id) // gone already, or the broker is: nothing left to end
+	}
+}
+
 // idleInbox is each idle view's receive buffer: it gets connected (read
 // by Hello) and connectionState, and nothing more while idle.
 const idleInbox = 8
 
 // connectIdleAirlock mints the sessions, connects a host to each and then
 // its views, o.Dialers at a time, each with hello answered.
-func connectIdleAirlock(ctx context.Context, client *localclient.Client, origin string, o IdleOptions, g *idleGroup) error {
+func connectIdleAirlock(ctx context.Context, ms *mintedSessions, origin string, o IdleOptions, g *idleGroup) error {
+	client := ms.client
 	for range o.Sessions {
-		minted, ck, host, err := openSession(ctx, client, origin, 0)
+		minted, ck, host, err := openSession(ctx, ms, origin, 0)
 		if err != nil {
 			return err
 		}
@@ -345,11 +374,13 @@ func connectIdleAirlock(ctx context.Context, client *localclient.Client, origin 
 
 // openSession mints a session (ttl 0: the broker's default), bootstraps
 // its view cookie and key and connects its host, hello answered.
-func openSession(ctx context.Context, client *localclient.Client, origin string, ttl int64) (*localclient.Minted, *localclient.ViewPass, *localclient.Conn, error) {
+func openSession(ctx context.Context, ms *mintedSessions, origin string, ttl int64) (*localclient.Minted, *localclient.ViewPass, *localclient.Conn, error) {
+	client := ms.client
 	minted, err := client.Mint(ctx, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: ttl})
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	ms.ids = append(ms.ids, minted.WorkspaceSessionID)
 	ck, _, err := client.Bootstrap(ctx, origin, minted.WorkspaceSessionID, minted.ViewCredential)
 	if err != nil {
 		return nil, nil, nil, err

@@ -109,7 +109,9 @@ func Relay(ctx context.Context, client *localclient.Client, origin string, o Rel
 	m := newMeter("deliveries", names...)
 	p := o.plan(o.Baseline)
 	ttl := int64(math.Ceil((2*(p.warmup+p.duration) + 5*time.Minute).Seconds()))
-	air, err := connectAirlock(ctx, client, origin, o, ttl, m)
+	ms := &mintedSessions{client: client}
+	defer ms.end()
+	air, err := connectAirlock(ctx, ms, origin, o, ttl, m)
 	if err != nil {
 		return nil, err
 	}
@@ -149,11 +151,11 @@ func (o RelayOptions) report(broker string, p plan, interrupted bool) *RelayRepo
 
 // connectAirlock mints the sessions and connects their hosts and views,
 // every view of a session with the one view cookie its bootstrap set.
-func connectAirlock(ctx context.Context, client *localclient.Client, origin string, o RelayOptions, ttl int64, m *meter) (*topology, error) {
+func connectAirlock(ctx context.Context, ms *mintedSessions, origin string, o RelayOptions, ttl int64, m *meter) (*topology, error) {
 	t := newTopology(o.FrameBytes, m, 0)
 	t.rate = o.Rate
 	for range o.Sessions {
-		if err := connectSession(ctx, t, client, origin, o.Views, ttl); err != nil {
+		if err := connectSession(ctx, t, ms, origin, o.Views, ttl); err != nil {
 			t.close()
 			return nil, err
 		}
@@ -161,8 +163,9 @@ func connectAirlock(ctx context.Context, client *localclient.Client, origin stri
 	return t, nil
 }
 
-func connectSession(ctx context.Context, t *topology, client *localclient.Client, origin string, views int, ttl int64) error {
-	minted, ck, host, err := openSession(ctx, client, origin, ttl)
+func connectSession(ctx context.Context, t *topology, ms *mintedSessions, origin string, views int, ttl int64) error {
+	client := ms.client
+	minted, ck, host, err := openSession(ctx, ms, origin, ttl)
 	if err != nil {
 		return err
 	}
