@@ -539,7 +539,7 @@ async function start() {
         return screen(
           "refused",
           "This link cannot be used",
-          "The view link was already used, is wrong, or belongs to another origin. A view link works once; ask for a new one.",
+          "The view link was already used, is wrong, or belongs to another origin. A view link works once: ask the editor extension for a new one, or press Enter in the terminal running airlock demo.",
           describe(e),
         );
       }
