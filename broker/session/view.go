@@ -26,13 +26,12 @@ var pageFiles = map[string]string{
 }
 
 // ClientModules are the modules of @airlock/client the page imports
-// (view.js for app.js, door.js for tools.js, and what they import),
-// served from jsclient.Dist at
-// /local/view/client/<name>. Nothing else of dist is reachable: the Node
+// (view.js and view-state.js for app.js, door.js for tools.js, and what
+// they import), served from jsclient.Dist at /local/view/client/<name>. Nothing else of dist is reachable: the Node
 // host and the .d.ts files have no business in a browser (RATIONALE.md,
 // "Why is the view page plain ES modules served from the embedded
 // client?"). A test holds this list equal to the page's import graph.
-var ClientModules = []string{"view.js", "emitter.js", "messages.js", "door.js", "executor.js", "wire.js", "fold.js", "rules.js"}
+var ClientModules = []string{"view.js", "emitter.js", "messages.js", "view-state.js", "door.js", "executor.js", "wire.js", "fold.js", "rules.js"}
 
 // hostPattern is what a Host may look like to be named in the CSP.
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:.]+\](:[0-9]+)?$`)

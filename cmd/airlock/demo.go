@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -20,6 +21,7 @@ import (
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/cmd/airlock/internal/demohost"
 	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/config/datadir"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins/bundled"
 )
@@ -49,7 +51,7 @@ func newDemoCmd() *cobra.Command {
 			if err := os.CopyFS(notes, bundled.SampleNotes()); err != nil {
 				return fmt.Errorf("sample notes: %w", err)
 			}
-			token, tokenFile, err := demoToken(work)
+			token, err := newDemoToken()
 			if err != nil {
 				return err
 			}
@@ -66,24 +68,68 @@ func newDemoCmd() *cobra.Command {
 			if err := checkData(cfg, true, stderr); err != nil {
 				return err
 			}
+			tokenFile, removeToken, err := writeDemoToken(cfg.Data, token)
+			if err != nil {
+				return err
+			}
+			defer removeToken()
 			logger := newLogger(stderr, "warn")
-			return serve(cfg, token, logger, stdout, func(addr string) { demoCall(addr, token, tokenFile, stdout, stderr) })
+			return serve(cfg, token, logger, stdout, func(addr string) {
+				// The hosts' sockets close with the broker.
+				base := "http://" + addr
+				links := demohost.NewLinks(demohost.Options{Base: base, Token: token}, demoLinksKept)
+				d := &demo{base: base, token: token, tokenFile: tokenFile, links: links, stdout: stdout, stderr: stderr}
+				d.call()
+				d.newLinks(cmd.InOrStdin())
+			})
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:7420", "`ADDR` to listen on; a busy port falls back to a free one")
 	return c
 }
 
-// demoToken makes a launch token and keeps it in a 0600 file so the
-// instructions can point at the file instead of printing the secret.
-func demoToken(dir string) (string, string, error) {
+// demoTokenFile is the launch token's file in the demo's data directory.
+const demoTokenFile = "demo-token"
+
+// demoLinksKept is how many demo sessions keep a live host: Enter mints
+// another, and past this many the oldest one's host stops.
+const demoLinksKept = 8
+
+// newDemoToken makes a launch token.
+func newDemoToken() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", "", err
+		return "", err
 	}
-	token := base64.RawURLEncoding.EncodeToString(b[:])
-	path := filepath.Join(dir, "token")
-	return token, path, os.WriteFile(path, []byte(token+"\n"), 0o600)
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// writeDemoToken keeps the token in a new 0600 file in the data
+// directory, so the instructions can point at the file instead of
+// printing the secret. The file is created exclusively: an entry already
+// there, a link included, is refused rather than followed or replaced.
+// remove deletes it.
+func writeDemoToken(data, token string) (path string, remove func(), err error) {
+	root, err := datadir.Open(data)
+	if err != nil {
+		return "", nil, configErr(err)
+	}
+	defer root.Close()
+	path = filepath.Join(data, demoTokenFile)
+	f, err := root.OpenFile(demoTokenFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", nil, fmt.Errorf("writing the launch token to %s: %w", path, err)
+	}
+	_, err = f.WriteString(token + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	remove = func() { _ = os.Remove(path) }
+	if err != nil {
+		remove()
+		return "", nil, fmt.Errorf("writing the launch token to %s: %w", path, err)
+	}
+	return path, remove, nil
 }
 
 // demoCacheDir keeps compiled modules between demo runs, so only the first
@@ -115,58 +161,102 @@ func freeIfBusy(addr string) string {
 	return addr
 }
 
-// demoCall makes one read_notes call over the real HTTP API and prints it
-// with the commands to try next.
-func demoCall(addr, token, tokenFile string, stdout, stderr io.Writer) {
-	base := "http://" + addr
-	c := &v1client.Client{Base: base, Token: token}
+// demo is what the running demo prints and starts.
+type demo struct {
+	base, token, tokenFile string
+	links                  *demohost.Links
+	stdout, stderr         io.Writer
+}
+
+// call makes one read_notes call over the real HTTP API and prints it,
+// the first view link and the commands to try next.
+func (d *demo) call() {
+	c := &v1client.Client{Base: d.base, Token: d.token}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ds, err := c.Tools(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "airlock demo: listing tools: %v\n", err)
+		fmt.Fprintf(d.stderr, "airlock demo: listing tools: %v\n", err)
 		return
 	}
 	call, err := v1client.NewCall(ds, "read_notes", "", json.RawMessage(`{"path":"welcome.md"}`))
 	if err != nil {
-		fmt.Fprintf(stderr, "airlock demo: %v\n", err)
+		fmt.Fprintf(d.stderr, "airlock demo: %v\n", err)
 		return
 	}
 	sent, _ := json.Marshal(call)
 	answer, raw, err := c.Call(ctx, call)
 	if err != nil {
-		fmt.Fprintf(stderr, "airlock demo: calling read_notes: %v\n", err)
+		fmt.Fprintf(d.stderr, "airlock demo: calling read_notes: %v\n", err)
 		return
 	}
 	pretty, _ := json.MarshalIndent(json.RawMessage(raw), "", "  ")
-	fmt.Fprintf(stdout, "\nAirlock is serving on %s with %d tool descriptors.\n", base, len(ds))
-	fmt.Fprintf(stdout, "\nPOST /v1/calls\n%s\n\nanswer:\n%s\n", sent, pretty)
+	fmt.Fprintf(d.stdout, "\nAirlock is serving on %s with %d tool descriptors.\n", d.base, len(ds))
+	fmt.Fprintf(d.stdout, "\nPOST /v1/calls\n%s\n\nanswer:\n%s\n", sent, pretty)
 	if answer.OK {
 		var obs struct {
 			Text string `json:"text"`
 		}
 		if json.Unmarshal(answer.Observed, &obs) == nil && obs.Text != "" {
-			fmt.Fprintf(stdout, "\nwelcome.md, as the sandboxed notes tool read it:\n\n%s\n", obs.Text)
+			fmt.Fprintf(d.stdout, "\nwelcome.md, as the sandboxed notes tool read it:\n\n%s\n", obs.Text)
 		}
 	} else if answer.Refused != wire.Rule("") {
-		fmt.Fprintf(stdout, "\nthe call was refused: %s\n", answer.Refused)
+		fmt.Fprintf(d.stdout, "\nthe call was refused: %s\n", answer.Refused)
 	}
-	if h, err := demohost.Start(ctx, demohost.Options{Base: base, Token: token}); err != nil {
-		fmt.Fprintf(stderr, "airlock demo: the demo extension host: %v\n", err)
+	if u, err := d.links.New(ctx); err != nil {
+		fmt.Fprintf(d.stderr, "airlock demo: the demo extension host: %v\n", err)
 	} else {
 		// The URL carries the session's one-time view credential: it is
 		// for this user's browser, which trades it for a cookie at once.
-		fmt.Fprintf(stdout, "\nA demo extension host is animating a session. Open its view page:\n\n  %s\n", h.ViewURL())
+		fmt.Fprintf(d.stdout, "\nA demo extension host is animating a session. Open its view page (the link works once):\n\n  %s\n", u)
 	}
-	fmt.Fprintf(stdout, `
-Try it yourself (the launch token is in %s, readable only by you):
+	self := selfCommand()
+	tf := shellQuote(d.tokenFile)
+	fmt.Fprintf(d.stdout, `
+Try it yourself (the launch token is in %s, readable only by you and removed when the demo stops):
 
-  export AIRLOCK_LOCAL_TOKEN="$(cat %s)"
-  go run ./cmd/airlock tools --broker %s
-  go run ./cmd/airlock call list_notes --broker %s
-  go run ./cmd/airlock call search_notes --broker %s --args '{"query":"bounds"}'
+  %s tools --broker %s --token-file %s
+  %s call list_notes --broker %s --token-file %s
+  %s call search_notes --broker %s --token-file %s --args '{"query":"bounds"}'
+  %s mint --broker %s --token-file %s
   curl -s %s/metrics | grep airlock_tool_calls_total
 
-Ctrl-C stops the demo.
-`, tokenFile, tokenFile, base, base, base, base)
+Press Enter for a new view link. Ctrl-C stops the demo.
+`, tf, self, d.base, tf, self, d.base, tf, self, d.base, tf, self, d.base, tf, d.base)
+}
+
+// newLinks prints a fresh view link for every line read from in (Enter
+// in a terminal). The end of in, or an error reading it, only ends the
+// offers: the demo serves until Ctrl-C or SIGTERM.
+func (d *demo) newLinks(in io.Reader) {
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		u, err := d.links.New(ctx)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(d.stderr, "airlock demo: a new view link: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(d.stdout, "\nA new demo session. Open its view page (the link works once; Enter makes another):\n\n  %s\n", u)
+	}
+}
+
+// selfCommand is how the printed commands run this program: as it was
+// invoked, or "go run ./cmd/airlock" when `go run` built it into a
+// temporary folder that is gone once it stops.
+func selfCommand() string {
+	if strings.Contains(os.Args[0], string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/airlock"
+	}
+	return shellQuote(os.Args[0])
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// characters that never need quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+@%,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -15,6 +15,7 @@
 // can turn into links are http and https ones, opened by the user's click.
 
 import { AirlockError, ViewClient, bootstrap, parseFragment, takeFragment } from "./client/view.js";
+import { VIEW_LIMITS, viewStateNotes } from "./client/view-state.js";
 import { startTools } from "./tools.js";
 
 const $ = (id) => document.getElementById(id);
@@ -167,16 +168,24 @@ function renderState(state, seq) {
   const focus = ui.state.focusNode && typeof ui.state.focusNode.nodeId === "string" ? ui.state.focusNode.nodeId : undefined;
   set("focus", focus ?? "–");
   renderGraph(ui.state.projection, focus);
+  renderNotes(viewStateNotes(ui.state));
   $("raw-json").textContent = JSON.stringify(ui.state, null, 2);
+}
+
+/** renderNotes shows what of the host state this page cannot render (never a value the host sent). */
+function renderNotes(notes) {
+  const box = $("state-notes");
+  box.replaceChildren(...notes.map((n) => el("li", { text: n })));
+  box.hidden = !notes.length;
 }
 
 function renderGraph(proj, focus) {
   const list = $("nodes");
-  const nodes = proj && Array.isArray(proj.nodes) ? proj.nodes.slice(0, 500) : [];
+  const nodes = proj && Array.isArray(proj.nodes) ? proj.nodes.slice(0, VIEW_LIMITS.nodes) : [];
   const edges = proj && Array.isArray(proj.edges) ? proj.edges : [];
   set("graph-file", proj && typeof proj.file === "string" ? proj.file : "");
   const next = new Map();
-  for (const e of edges.slice(0, 2000)) {
+  for (const e of edges.slice(0, VIEW_LIMITS.edges)) {
     if (!e || typeof e.from !== "string" || typeof e.to !== "string") continue;
     if (!next.has(e.from)) next.set(e.from, []);
     next.get(e.from).push(e.to);
@@ -539,7 +548,7 @@ async function start() {
         return screen(
           "refused",
           "This link cannot be used",
-          "The view link was already used, is wrong, or belongs to another origin. A view link works once; ask for a new one.",
+          "The view link was already used, is wrong, or belongs to another origin. A view link works once: ask the editor extension for a new one, or press Enter in the terminal running airlock demo.",
           describe(e),
         );
       }

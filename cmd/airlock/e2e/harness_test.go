@@ -153,6 +153,7 @@ type procOptions struct {
 	Args    []string // after the subcommand
 	Env     []string // added to a minimal environment
 	Secrets []string // values that must never appear in its output
+	Stdin   *os.File // its standard input; nil is /dev/null
 }
 
 // baseEnv is the environment every started process gets: no inherited
@@ -195,6 +196,9 @@ func start(t *testing.T, args []string, o procOptions) *proc {
 	p.cmd = exec.Command(binPath, args...)
 	p.cmd.Env = append(append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir), o.Env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if o.Stdin != nil {
+		p.cmd.Stdin = o.Stdin
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start airlock: %v", err)
 	}

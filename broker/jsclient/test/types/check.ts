@@ -1,11 +1,13 @@
 // Compiled (never run) by TestTypesFitUsers: what a user of the package
 // writes must type-check against the shipped .d.ts. A ws socket (Node)
 // and the DOM's WebSocket (browsers, workers) both fit the door; the
-// channel module's two ends join over any transport (a MessagePort here).
+// channel module's two ends join over any transport (a MessagePort here);
+// a host types the state it sends for the built-in view page.
 import WebSocket from "ws";
 import { createExecutorDoor, observe, refuse, type Descriptor } from "../../dist/door.js";
 import { encodeAnswer, parseCall, EXEC_THREW, type Rule } from "../../dist/wire.js";
 import { createChannel, createExecutorDoor as createChannelDoor, type Answer, type Delivery } from "../../dist/channel.js";
+import { viewStateNotes, type ViewState } from "../../dist/view-state.js";
 
 const catalog: Descriptor[] = [
   { descriptorId: "d", tools: [{ name: "t", description: "", inputSchema: { type: "object" } }], bounds: { timeoutMs: 1000, memoryMiB: 1, maxOutputBytes: 1, maxRequests: 0 } },
@@ -40,3 +42,16 @@ void channel.waiting();
 channel.abandon();
 void rule;
 void text;
+
+// A host types the state it sends for the built-in view page.
+const shown: ViewState = {
+  activeTarget: { file: "model.py", symbol: "Net" },
+  projection: { file: "model.py", nodes: [{ id: "a", label: "a", line: 1 }, { id: "b" }], edges: [{ from: "a", to: "b" }] },
+  syncState: { state: "synced", at: "2026-12-01T12:00:00Z" },
+  focusNode: { nodeId: "a", revealed: true },
+};
+// @ts-expect-error: a node id is a string
+const wrong: ViewState = { focusNode: { nodeId: 42 } };
+const notes: string[] = viewStateNotes(shown);
+void wrong;
+void notes;

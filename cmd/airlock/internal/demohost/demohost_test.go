@@ -210,3 +210,32 @@ func TestDemoHostStopsCancelledWork(t *testing.T) {
 	_ = v.Close()
 	testkit.Eventually(t, "the departed view's export to be cancelled", func() bool { return pending() == 0 })
 }
+
+// TestLinksAreFreshAndBounded: every link is a new session whose
+// credential bootstraps, and past Keep hosts the oldest is closed.
+func TestLinksAreFreshAndBounded(t *testing.T) {
+	base := startBroker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l := NewLinks(Options{Base: base, Token: token, Tick: time.Hour}, 2)
+	defer l.Close()
+	seen := map[string]bool{}
+	for range 3 {
+		u, err := l.New(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[u] {
+			t.Fatalf("link %d repeats an earlier one", len(seen)+1)
+		}
+		seen[u] = true
+		view(t, ctx, base, u)
+	}
+	if n := l.Live(); n != 2 {
+		t.Errorf("%d hosts live, want 2", n)
+	}
+	l.Close()
+	if _, err := l.New(ctx); err != ErrClosed {
+		t.Errorf("New after Close: %v, want ErrClosed", err)
+	}
+}

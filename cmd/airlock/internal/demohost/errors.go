@@ -1,0 +1,6 @@
+package demohost
+
+import "errors"
+
+// ErrClosed is returned by Links.New after Close.
+var ErrClosed = errors.New("demo host: closed")
