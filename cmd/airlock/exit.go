@@ -32,7 +32,7 @@ var exitCodes = []struct {
 }{
 	{exitOK, "ok: the command did its job"},
 	{exitFailed, "failure: it could not (the broker unreachable, a tool not found, a file not written)"},
-	{exitUsage, "usage or config: bad flags or arguments, bad configuration, a missing or unusable secret, an unsafe --data folder"},
+	{exitUsage, "usage or config: bad flags or arguments, bad configuration, a missing or unusable path or secret, an unsafe --data folder"},
 	{exitRefused, "refused: a call answered refused, a plugin refused admission, or the broker refused the launch token or the bearer"},
 }
 

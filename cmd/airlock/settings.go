@@ -96,11 +96,38 @@ func (s *settingsFlags) load() (*config.Config, error) {
 	if err != nil {
 		return nil, configErr(err)
 	}
-	cfg, err := config.Load(config.Sources{File: s.file, Environ: environ(), Flags: set, Roots: s.roots})
+	if s.file != "" {
+		if err := checkPath("--config ", s.file, file); err != nil {
+			return nil, err
+		}
+	}
+	env := environ()
+	cfg, err := config.Load(config.Sources{File: s.file, Environ: env, Flags: set, Roots: s.roots})
 	if err != nil {
 		return nil, configErr(err)
 	}
+	if err := checkSettingPaths(cfg, func(key string) string { return settingGiven(key, s.file, env, s.flagOf) }); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// flagOf is the flag that set key on this command line, as the operator
+// typed it ("--plugins", "--root notes="), or "" when none did.
+func (s *settingsFlags) flagOf(key string) string {
+	if name, ok := strings.CutPrefix(key, "roots."); ok {
+		if _, given := s.roots[name]; given {
+			return "--root " + name + "="
+		}
+		return ""
+	}
+	flag := ""
+	s.fs.Visit(func(f *pflag.Flag) {
+		if k := f.Annotations[settingAnnotation]; len(k) == 1 && k[0] == key {
+			flag = "--" + f.Name
+		}
+	})
+	return flag
 }
 
 // given reports whether the flag name was on the command line.
@@ -220,5 +247,6 @@ func (s *secretFlag) err(err error) error {
 	case errors.Is(err, secret.ErrTwice), errors.Is(err, secret.ErrFile):
 		return configErr(err)
 	}
-	return configErr(fmt.Errorf("--%s: %w", s.src.Flag, err)) // the file cannot be read
+	return &exitError{code: exitUsage, err: err, // the file cannot be read
+		msg: fmt.Sprintf("--%s %s: %s", s.src.Flag, s.file, pathReason(err, file))}
 }
