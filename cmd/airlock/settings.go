@@ -133,13 +133,42 @@ func (s *settingsFlags) flagOf(key string) string {
 // given reports whether the flag name was on the command line.
 func (s *settingsFlags) given(name string) bool { return s.fs.Changed(name) }
 
-// settingsHelp lists every setting with its key, environment variable and
-// default, for the help of the commands that run a broker or an
-// environment.
-func settingsHelp() string {
+// The settings each command that runs a broker or an environment uses,
+// for its help: a key, or a section ending in "." (every key under it).
+var (
+	// serveSettings are all but airlock env's own.
+	serveSettings = []string{"listen", "metrics_listen", "data", "plugins", "roots", "plugin_config", "no_builtin", "log_level",
+		"shutdown_grace_ms", "standalone", "http.", "local.", "channel.", "exec.", "mcp."}
+	// mcpSettings are an embedded broker's that never listens: its tools
+	// and their executors.
+	mcpSettings = []string{"data", "plugins", "roots", "plugin_config", "no_builtin", "log_level", "shutdown_grace_ms", "exec."}
+	// envSettings are an environment's: its tools, its executors and its
+	// connection to the broker (it never admits the bundled plugins).
+	envSettings = []string{"data", "plugins", "roots", "plugin_config", "log_level", "shutdown_grace_ms",
+		"channel.max_inflight", "exec.", "env."}
+)
+
+// usesSetting reports whether key is one of keys, or under a section of
+// them.
+func usesSetting(keys []string, key string) bool {
+	for _, k := range keys {
+		if k == key || (strings.HasSuffix(k, ".") && strings.HasPrefix(key, k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// settingsHelp lists the settings of keys (a command's: serveSettings,
+// mcpSettings, envSettings) with their key, environment variable and
+// default, then where each of the command's secrets comes from.
+func settingsHelp(keys []string, secrets ...secret.Source) string {
 	var b strings.Builder
 	b.WriteString("Settings (config-file key, environment variable, default):\n")
 	for _, st := range config.Settings {
+		if !usesSetting(keys, st.Key) {
+			continue
+		}
 		env := st.Env()
 		if st.Key == "roots" || st.Key == "plugin_config" {
 			env = "no environment variable"
@@ -149,7 +178,10 @@ func settingsHelp() string {
 		}
 		fmt.Fprintf(&b, "  %s\n      %s, default %v: %s\n", st.Key, env, st.Default, st.Help)
 	}
-	b.WriteString("\nThe launch token: AIRLOCK_LOCAL_TOKEN (or TENSORVIZ_LOCAL_TOKEN), or --token-file (mode 0600); never a flag value.\n")
+	for _, src := range secrets {
+		s := secretFlag{src: src}
+		fmt.Fprintf(&b, "\nThe %s: %s, or --%s FILE (mode 0600); never a flag value.\n", src.What, s.envNames(true), src.Flag)
+	}
 	return b.String()
 }
 

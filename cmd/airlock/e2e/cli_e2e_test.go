@@ -184,7 +184,11 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 
 		{name: "airlock mint: ok", args: []string{"mint", "--broker", url}, env: tok, code: exitcode.OK, out: "/local/view#"},
 		{name: "airlock mint: no token", args: []string{"mint", "--broker", url}, code: exitcode.Usage, err: missingToken},
-		{name: "airlock mint: wrong token", args: []string{"mint", "--broker", url}, env: wrong, code: exitcode.Refused, err: "401 INVALID_CREDENTIALS"},
+		{name: "airlock mint: wrong token", args: []string{"mint", "--broker", url}, env: wrong, code: exitcode.Refused, err: "airlock mint: the broker refused the session: 401 INVALID_CREDENTIALS (check the launch token"},
+		{name: "airlock mint: ttl 0", args: []string{"mint", "--broker", url, "--ttl", "0"}, env: tok, code: exitcode.Usage, err: "airlock mint: --ttl must be from 1 to 86400 seconds, got 0"},
+		{name: "airlock mint: ttl over a day", args: []string{"mint", "--broker", url, "--ttl", "86401"}, env: tok, code: exitcode.Usage, err: "airlock mint: --ttl must be from 1 to 86400 seconds, got 86401"},
+		{name: "airlock mint: bad origin", args: []string{"mint", "--broker", url, "--origin", "127.0.0.1:5173"}, env: tok, code: exitcode.Usage, err: "airlock mint: --origin must be an origin such as http://HOST:PORT"},
+		{name: "airlock mint: origin with a path", args: []string{"mint", "--broker", url, "--origin", "http://127.0.0.1:5173/app"}, env: tok, code: exitcode.Usage, err: "airlock mint: --origin must be an origin such as http://HOST:PORT"},
 		{name: "airlock mint: bad broker URL", args: []string{"mint", "--broker", "nonsense"}, env: tok, code: exitcode.Usage, err: "--broker must be an http URL"},
 
 		{name: "airlock load: no workload", args: []string{"load"}, code: exitcode.Usage, err: "missing command: calls, idle, relay"},
@@ -279,6 +283,17 @@ func TestHelpOnStdout(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("serve --help lacks %s", want)
 		}
+	}
+	// mcp's lists only the settings an embedded broker that never
+	// listens uses.
+	_, out, _ = runCLI(t, nil, "mcp", "--help")
+	for _, absent := range []string{"AIRLOCK_LISTEN,", "AIRLOCK_HTTP_MAX_CONNECTIONS", "AIRLOCK_ENV_BROKER", "AIRLOCK_LOCAL_MAX_SESSIONS"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("mcp --help lists %s, which it does not use", absent)
+		}
+	}
+	if !strings.Contains(out, "AIRLOCK_EXEC_POOL_SIZE") {
+		t.Error("mcp --help lacks AIRLOCK_EXEC_POOL_SIZE")
 	}
 }
 
