@@ -36,6 +36,11 @@ func newBuildCmd() *cobra.Command {
 			if err := checkPath("", args[0], folder); err != nil {
 				return err
 			}
+			if install != "" {
+				if err := checkTarget("--install ", install); err != nil {
+					return err
+				}
+			}
 			cfg, err := loadCompiling(sf, cmd)
 			if err != nil {
 				return err

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/airlock/airlock/config"
 )
@@ -53,6 +55,31 @@ func checkPath(given, path string, want pathKind) error {
 	return usageErr("%s%s: %s", given, path, pathReason(err, want))
 }
 
+// checkTarget is checkPath for a folder the command makes when it is
+// missing (--data, new's --dir, build --install): it may be absent, but
+// what exists of it must be folders, so that making it cannot fail half
+// way: "--dir /x/f/sub: /x/f is not a folder".
+func checkTarget(given, path string) error {
+	for p := path; ; {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil && p == path:
+			return usageErr("%s%s: not a folder", given, path)
+		case err == nil:
+			return usageErr("%s%s: %s is not a folder", given, path, p)
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR): // a file on the way is found above
+			return usageErr("%s%s: %s", given, path, pathReason(err, folder))
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		p = parent
+	}
+}
+
 // pathReason is err in a few words, without the path the message already
 // names.
 func pathReason(err error, want pathKind) string {
@@ -82,10 +109,11 @@ func checkSettingPaths(cfg *config.Config, given func(key string) string) error 
 		if path == "" {
 			continue
 		}
-		if _, err := os.Lstat(path); key == "data" && errors.Is(err, fs.ErrNotExist) {
-			continue // created 0700 by the data check
+		check := func(given, path string) error { return checkPath(given, path, folder) }
+		if key == "data" {
+			check = checkTarget // created 0700 by the data check when missing
 		}
-		if err := checkPath(given(key)+" ", path, folder); err != nil {
+		if err := check(given(key)+" ", path); err != nil {
 			return err
 		}
 	}

@@ -74,3 +74,23 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckTargetMayBeAbsent: a folder a command makes may be missing,
+// but a file where it, or a folder on its way, belongs is refused by name.
+func TestCheckTargetMayBeAbsent(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	must(t, os.WriteFile(f, nil, 0o600))
+	for path, want := range map[string]string{
+		dir:                                    "",
+		filepath.Join(dir, "new", "deeper"):    "",
+		f:                                      "--dir " + f + ": not a folder",
+		filepath.Join(f, "sub"):                "--dir " + filepath.Join(f, "sub") + ": " + f + " is not a folder",
+		filepath.Join(f, "sub", "deeper", "x"): "--dir " + filepath.Join(f, "sub", "deeper", "x") + ": " + f + " is not a folder",
+	} {
+		err := checkTarget("--dir ", path)
+		if (want == "" && err != nil) || (want != "" && (err == nil || err.Error() != want)) {
+			t.Errorf("checkTarget(%s) = %v, want %q", path, err, want)
+		}
+	}
+}

@@ -173,9 +173,11 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock call: unreachable", args: []string{"call", "echo", "--broker", unreachable}, env: tok, code: exitcode.Failed, err: "unreachable"},
 
 		{name: "airlock new: ok", args: []string{"new", "greet", "--dir", filepath.Join(t.TempDir(), "greet")}, code: exitcode.OK, out: "wrote "},
+		{name: "airlock new: --dir under a file", args: []string{"new", "greet", "--dir", filepath.Join(argsFile, "greet")}, code: exitcode.Usage, err: "airlock new: --dir " + filepath.Join(argsFile, "greet") + ": " + argsFile + " is not a folder"},
 		{name: "airlock new: bad name", args: []string{"new", "Greet"}, code: exitcode.Usage, err: `"Greet" is not a plugin id`},
 		{name: "airlock build: no DIR", args: []string{"build"}, code: exitcode.Usage, err: "missing DIR"},
 		{name: "airlock build: no such DIR", args: []string{"build", "/nonexistent/greet"}, code: exitcode.Usage, err: "airlock build: /nonexistent/greet: no such folder"},
+		{name: "airlock build: --install under a file", args: []string{"build", t.TempDir(), "--install", filepath.Join(argsFile, "plugins")}, code: exitcode.Usage, err: "airlock build: --install " + filepath.Join(argsFile, "plugins") + ": " + argsFile + " is not a folder"},
 		{name: "airlock build: not a project", args: []string{"build", t.TempDir()}, code: exitcode.Usage, err: "has no plugin.json"},
 		{name: "airlock run: no TOOL", args: []string{"run", t.TempDir()}, code: exitcode.Usage, err: "missing TOOL"},
 		{name: "airlock run: DIR is a file", args: []string{"run", argsFile, "greet"}, code: exitcode.Usage, err: "airlock run: " + argsFile + ": not a folder"},
