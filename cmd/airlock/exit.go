@@ -70,7 +70,8 @@ func exitSilently(code int) error { return &exitError{code: code} }
 
 // startFailed is how a command ends when the broker or the environment
 // could not start (the reason is already logged): exit 2 when the reason
-// is a setting (a --plugins folder that does not exist), 1 otherwise.
+// is a setting (a --plugins folder removed after checkSettingPaths found
+// it), 1 otherwise.
 func startFailed(err error) error {
 	if errors.Is(err, plugins.ErrNoPluginsDir) {
 		return exitSilently(exitUsage)
