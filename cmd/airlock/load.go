@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -154,12 +156,32 @@ func newLoadCallsCmd() *cobra.Command {
 	return c
 }
 
+// checkPaths holds --baseline, when it is a plugin folder, and every
+// --root to the one path rule (checkPath).
+func (f *loadCallsFlags) checkPaths() error {
+	if f.baseline != "" && f.baseline != "none" && !strings.HasPrefix(f.baseline, "builtin:") {
+		if err := checkPath("--baseline ", f.baseline, folder); err != nil {
+			return err
+		}
+	}
+	names := slices.Sorted(maps.Keys(f.roots))
+	for _, name := range names {
+		if err := checkPath("--root "+name+"=", f.roots[name], folder); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runLoadCalls runs `airlock load calls`.
 func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if err := f.check(); err != nil {
 		return err
 	}
 	if err := f.paired.check(cmd.Flags()); err != nil {
+		return err
+	}
+	if err := f.checkPaths(); err != nil {
 		return err
 	}
 	o := load.CallsOptions{Options: f.options(cmd.ErrOrStderr()), Concurrency: slices.Max(f.concurrency), Reuse: f.reuse}

@@ -126,6 +126,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock serve: root from the config file", args: noBuiltin("serve", "--listen", "127.0.0.1:0", "--config", missingRoot), code: exitcode.Usage, err: "airlock serve: config " + missingRoot + ": roots.notes /nonexistent/notes: no such folder"},
 		{name: "airlock serve: no config file", args: noBuiltin("serve", "--config", "/nonexistent/airlock.yaml"), code: exitcode.Usage, err: "airlock serve: --config /nonexistent/airlock.yaml: no such file"},
 		{name: "airlock serve: no token file", args: noBuiltin("serve", "--token-file", "/nonexistent/token"), code: exitcode.Usage, err: "airlock serve: --token-file /nonexistent/token: no such file"},
+		{name: "airlock serve: profile in no folder", args: noBuiltin("serve", "--listen", "127.0.0.1:0", "--cpuprofile", "/nonexistent/cpu.pprof"), code: exitcode.Usage, err: "airlock serve: --cpuprofile /nonexistent/cpu.pprof: no such folder"},
 		{name: "airlock serve: data is a file", args: []string{"serve", "--no-builtin", "--data", argsFile}, code: exitcode.Usage, err: "airlock serve: --data " + argsFile + ": not a folder"},
 
 		{name: "airlock demo: argument", args: []string{"demo", "x"}, code: exitcode.Usage, err: "unexpected argument"},
@@ -197,6 +198,8 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock load calls: zero duration", args: []string{"load", "calls", "-d", "0s"}, env: tok, code: exitcode.Usage, err: "airlock load calls: --duration must be positive, got 0s"},
 		{name: "airlock load calls: no callers", args: []string{"load", "calls", "-c", "0"}, env: tok, code: exitcode.Usage, err: "--concurrency must be at least 1, got 0"},
 		{name: "airlock load calls: bad duration", args: []string{"load", "calls", "-d", "soon"}, env: tok, code: exitcode.Usage, err: `invalid argument "soon"`},
+		{name: "airlock load calls: no baseline folder", args: []string{"load", "calls", "--broker", url, "--baseline", "/nonexistent/plugin"}, env: tok, code: exitcode.Usage, err: "airlock load calls: --baseline /nonexistent/plugin: no such folder"},
+		{name: "airlock load calls: no root folder", args: []string{"load", "calls", "--broker", url, "--root", "notes=/nonexistent/notes"}, env: tok, code: exitcode.Usage, err: "airlock load calls: --root notes=/nonexistent/notes: no such folder"},
 		{name: "airlock load calls: no token", args: []string{"load", "calls", "--broker", url}, code: exitcode.Usage, err: missingToken},
 		{name: "airlock load calls: wrong token", args: []string{"load", "calls", "--broker", url}, env: wrong, code: exitcode.Refused, err: "401"},
 		{name: "airlock load calls: unreachable", args: []string{"load", "calls", "--broker", unreachable}, env: tok, code: exitcode.Failed, err: "unreachable"},
