@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/airlock/airlock/broker/calls"
@@ -22,6 +23,9 @@ type entry struct {
 	bounds     wire.Bounds
 	echo       json.RawMessage // bounds as boundsEcho: the JSON GET /v1/tools lists
 	collided   bool            // a peer's tool qualified because another tool has its name
+	// others are the other descriptors that declare the tool's name
+	// when it is listed qualified for that reason, sorted (for the log).
+	others []string
 }
 
 // skipped is a tool left out of the list, and why (for the log); peer
@@ -43,14 +47,14 @@ type skipped struct {
 // and reported; so is, keeping the local one, a name listed twice, which
 // a remote broker of another version could still cause. An entry of a
 // peer's tool qualified because another tool has its name is marked
-// collided.
+// collided; every qualified entry names the others that declare it.
 func entries(ds []wire.Descriptor) (out map[string]*entry, left []skipped) {
-	local, all := map[string]int{}, map[string]int{}
+	local, all := map[string][]string{}, map[string][]string{} // tool name → descriptors declaring it
 	for _, d := range ds {
 		for _, t := range d.Tools {
-			all[t.Name]++
+			all[t.Name] = append(all[t.Name], d.DescriptorID)
 			if d.Executor == calls.LocalExecutor {
-				local[t.Name]++
+				local[t.Name] = append(local[t.Name], d.DescriptorID)
 			}
 		}
 	}
@@ -63,12 +67,15 @@ func entries(ds []wire.Descriptor) (out map[string]*entry, left []skipped) {
 			}
 			echo, _ := json.Marshal(d.Bounds)
 			for _, t := range d.Tools {
-				name, collides := t.Name, all[t.Name] > 1
+				declaring := all[t.Name]
 				if locals {
-					collides = local[t.Name] > 1
+					declaring = local[t.Name]
 				}
+				name, collides := t.Name, len(declaring) > 1
+				var others []string
 				if collides {
 					name = d.DescriptorID + "." + t.Name
+					others = othersThan(declaring, d.DescriptorID)
 				}
 				switch {
 				case !ValidName(name):
@@ -82,7 +89,7 @@ func entries(ds []wire.Descriptor) (out map[string]*entry, left []skipped) {
 					continue
 				}
 				out[name] = &entry{name: name, descriptor: d.DescriptorID, tool: t, executor: d.Executor, bounds: d.Bounds, echo: echo,
-					collided: !locals && collides}
+					collided: !locals && collides, others: others}
 			}
 		}
 	}
@@ -91,6 +98,18 @@ func entries(ds []wire.Descriptor) (out map[string]*entry, left []skipped) {
 		left = append(left, skipped{name, "two tools would have this name", false})
 	}
 	return out, left
+}
+
+// othersThan is ids without id, sorted and without repeats.
+func othersThan(ids []string, id string) []string {
+	var out []string
+	for _, o := range ids {
+		if o != id {
+			out = append(out, o)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // ValidName reports whether name may be listed: 1 to MaxNameLen
@@ -112,16 +131,22 @@ func (e *entry) same(o *entry) bool {
 		string(e.echo) == string(o.echo)
 }
 
-// report logs each tool newly left out of the list and counts, in
-// airlock_mcp_tool_collisions_total, each peer's tool newly listed
-// qualified or left out because another tool has its name: once when it
-// happens, not at every sync. Callers hold syncMu.
+// report logs, at warn, each tool newly listed under a qualified name
+// because another descriptor declares its name (naming both, and the
+// name agents now call it by) and each tool newly left out of the list,
+// and counts, in airlock_mcp_tool_collisions_total, each peer's tool
+// newly listed qualified or left out because another tool has its name:
+// once when it happens, not at every sync. Callers hold syncMu.
 func (s *Server) report(next map[string]*entry, left []skipped) {
 	cur := *s.tools.Load()
 	for name, e := range next {
+		if len(e.others) > 0 && (cur[name] == nil || !slices.Equal(cur[name].others, e.others)) {
+			s.o.Logger.Warn("mcp: tool renamed for agents: another plugin declares the same tool",
+				"tool", e.tool.Name, "plugin", e.descriptor, "also_declared_by", strings.Join(e.others, ", "),
+				"mcp_name", name, "executor", e.executor)
+		}
 		if e.collided && (cur[name] == nil || !cur[name].collided) {
 			s.o.Metrics.MCPToolCollisions.WithLabelValues("qualified").Inc()
-			s.o.Logger.Warn("mcp: peer tool listed qualified: another tool has its name", "name", name, "executor", e.executor)
 		}
 	}
 	now := make(map[string]bool, len(left))

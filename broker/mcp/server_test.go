@@ -1,9 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"io"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -73,17 +74,36 @@ var refuse = wire.ExecutorFunc(func(_ context.Context, c wire.Call) wire.Answer 
 })
 
 type fixture struct {
-	src *source
-	reg *metrics.Registry
-	srv *Server
-	cs  *mcptest.Client
+	src  *source
+	reg  *metrics.Registry
+	srv  *Server
+	cs   *mcptest.Client
+	logs *lockedBuffer // the server's log, JSON lines
+}
+
+// lockedBuffer is a log the server writes while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func start(t *testing.T, routes ...calls.Route) *fixture {
 	t.Helper()
-	f := &fixture{src: &source{}, reg: metrics.New()}
+	f := &fixture{src: &source{}, reg: metrics.New(), logs: &lockedBuffer{}}
 	f.src.set(routes...)
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	logger := slog.New(slog.NewJSONHandler(f.logs, nil))
 	router := calls.NewRouter(f.reg, logger, f.src)
 	f.srv = New(Options{Backend: Router(router), Transport: "stdio", Metrics: f.reg, Logger: logger,
 		ProgressEvery: 20 * time.Millisecond})
@@ -369,6 +389,37 @@ func TestPeerToolCollisionsCounted(t *testing.T) {
 	for outcome, want := range map[string]float64{"qualified": 1, "dropped": 1} {
 		if got := testutil.ToFloat64(f.reg.MCPToolCollisions.WithLabelValues(outcome)); got != want {
 			t.Errorf("mcp_tool_collisions{%s} = %v, want %v", outcome, got, want)
+		}
+	}
+}
+
+// TestRenameLoggedOnce: a plugin declaring a tool another plugin has is
+// listed qualified, and the broker's log says so at warn, naming both
+// plugins and the name agents call it by, once: not again at a resync
+// that changes nothing, again when a third plugin joins.
+func TestRenameLoggedOnce(t *testing.T) {
+	f := start(t, route("a", echo, nil, "x"), route("b", echo, nil, "x"))
+	tools := f.cs.List(t)
+	if tools["a.x"] == nil || tools["b.x"] == nil || tools["x"] != nil {
+		t.Fatalf("tools %v", tools)
+	}
+	f.srv.Changed()
+	f.cs.List(t) // a resync that changes nothing logs nothing
+	var renames []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(f.logs.String()), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "mcp: tool renamed") {
+			renames = append(renames, rec)
+		}
+	}
+	want := map[string]string{"a.x": "b", "b.x": "a"}
+	if len(renames) != 2 {
+		t.Fatalf("%d rename lines, want 2:\n%s", len(renames), f.logs.String())
+	}
+	for _, rec := range renames {
+		name := fmt.Sprint(rec["mcp_name"])
+		if rec["level"] != "WARN" || rec["tool"] != "x" || rec["also_declared_by"] != want[name] || name != fmt.Sprint(rec["plugin"])+".x" {
+			t.Errorf("rename line %v", rec)
 		}
 	}
 }

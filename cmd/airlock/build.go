@@ -33,6 +33,14 @@ func newBuildCmd() *cobra.Command {
 		Example: "  airlock build greet\n  airlock build greet --install ~/.local/share/airlock/plugins",
 		Args:    exactArgs("DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkPath("", args[0], folder); err != nil {
+				return err
+			}
+			if install != "" {
+				if err := checkTarget("--install ", install); err != nil {
+					return err
+				}
+			}
 			cfg, err := loadCompiling(sf, cmd)
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/localclient"
 )
 
 // TestExitCodesDocumented holds the "Exit codes" table of the command's
@@ -86,4 +88,23 @@ func FuzzReadArgs(f *testing.F) {
 			t.Fatalf("readArgs(%q) = %s, not one JSON object", v, got)
 		}
 	})
+}
+
+// TestMintErrSaysOnce: a mint the broker refuses is one plain sentence,
+// with no package prefix, exit 3 for a refused token and 1 otherwise.
+func TestMintErrSaysOnce(t *testing.T) {
+	for _, c := range []struct {
+		err  *localclient.HTTPError
+		code int
+		msg  string
+	}{
+		{&localclient.HTTPError{Status: 400, Code: "INVALID_MESSAGE"}, exitFailed, "the broker refused the session: 400 INVALID_MESSAGE"},
+		{&localclient.HTTPError{Status: 401, Code: "INVALID_CREDENTIALS"}, exitRefused, "the broker refused the session: 401 INVALID_CREDENTIALS (check the launch token: AIRLOCK_LOCAL_TOKEN or --token-file)"},
+	} {
+		var out strings.Builder
+		code := report(nil, mintErr(fmt.Errorf("localclient: mint: %w", c.err)), &out)
+		if code != c.code || out.String() != "airlock: "+c.msg+"\n" {
+			t.Errorf("%v: exit %d %q, want %d %q", c.err, code, out.String(), c.code, c.msg)
+		}
+	}
 }

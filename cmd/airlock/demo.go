@@ -65,6 +65,11 @@ func newDemoCmd() *cobra.Command {
 			if err != nil {
 				return configErr(err)
 			}
+			env := environ()
+			noFlag := func(string) string { return "" }
+			if err := checkSettingPaths(cfg, func(key string) string { return settingGiven(key, "", env, noFlag) }); err != nil {
+				return err
+			}
 			if err := checkData(cfg, true, stderr); err != nil {
 				return err
 			}

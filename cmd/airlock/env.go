@@ -35,8 +35,8 @@ func newEnvCmd() *cobra.Command {
 			"`airlock pair add` printed on the broker's machine (AIRLOCK_BEARER or --bearer-file, never\n" +
 			"an argument). It prints one JSON line on stdout per connection and per disconnection, and\n" +
 			"reconnects with backoff when the broker goes away. It stops with exit 3 when the broker\n" +
-			"refuses the bearer (the pairing was removed) and the bearer has not changed since, and\n" +
-			"with exit 1 when another environment took over the same pairing.\n\n" + settingsHelp(),
+			"refuses the bearer (mistyped, or its pairing removed) and the bearer has not changed since,\nand " +
+			"with exit 1 when another environment took over the same pairing.\n\n" + settingsHelp(envSettings, secret.Bearer),
 		// Not echoed: a stray argument may well be the bearer itself.
 		Args: noArgs("the bearer is never a command-line value; use AIRLOCK_BEARER or --bearer-file"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -58,7 +58,11 @@ func newEnvCmd() *cobra.Command {
 			if err := checkData(cfg, true, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
-			return env(cfg, bearer, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			from := bearerFile.envNames(false)
+			if bearerFile.file != "" {
+				from = "--bearer-file " + bearerFile.file
+			}
+			return env(cfg, bearer, from, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	sf = addSettingsFlags(c.Flags(), "broker", "plugins", "root", "data", "log-level")
@@ -68,10 +72,11 @@ func newEnvCmd() *cobra.Command {
 
 // env runs the environment until SIGTERM or SIGINT, re-reading plugin
 // values and rescanning plugins on SIGHUP. A refused bearer that has not
-// changed stops it with an ERROR line and exit 3: see broker/channel/RATIONALE.md, "Why
-// does `airlock env` stop when its bearer is refused, unless the bearer
-// changed?".
-func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Writer) error {
+// changed stops it with one ERROR line (bearerRefused) and exit 3: see
+// broker/channel/RATIONALE.md, "Why does `airlock env` stop when its
+// bearer is refused, unless the bearer changed?". from names where the
+// bearer is read, for that line.
+func env(cfg *config.Config, bearer func() (string, error), from string, stdout, stderr io.Writer) error {
 	logger := configLogger(stderr, cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -100,8 +105,7 @@ func env(cfg *config.Config, bearer func() (string, error), stdout, stderr io.Wr
 	err = client.Run(ctx, time.Duration(cfg.ShutdownGraceMs)*time.Millisecond)
 	switch {
 	case errors.Is(err, envclient.ErrBearerRefused):
-		logger.Error("stopped: the broker refused the bearer", "err", err,
-			"fix", "pair again on the broker's machine (airlock pair add NAME) and give the new bearer with AIRLOCK_BEARER or --bearer-file")
+		logger.Error(bearerRefused, "fix", bearerFix(from))
 		return exitSilently(exitRefused)
 	case errors.Is(err, envclient.ErrReplaced):
 		logger.Error("stopped", "err", err)
@@ -133,4 +137,16 @@ func checkChannelURL(raw string) error {
 		return errors.New("--broker must be the broker's channel URL, such as ws://127.0.0.1:7420/channel")
 	}
 	return nil
+}
+
+// bearerRefused is the one line `airlock env` stops with when the broker
+// closed it 1008 bearer-refused: the broker does not say whether the
+// bearer was mistyped or its pairing removed, so the line says what
+// happened and bearerFix what to do in either case.
+const bearerRefused = "stopped: the broker refused the bearer (1008 bearer-refused)"
+
+// bearerFix is what to do about a refused bearer read from from.
+func bearerFix(from string) string {
+	return "check that " + from + " holds the bearer `airlock pair add NAME` printed on the broker's machine; " +
+		"if that pairing was removed, pair again there and give the new bearer the same way"
 }

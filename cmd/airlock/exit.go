@@ -32,7 +32,7 @@ var exitCodes = []struct {
 }{
 	{exitOK, "ok: the command did its job"},
 	{exitFailed, "failure: it could not (the broker unreachable, a tool not found, a file not written)"},
-	{exitUsage, "usage or config: bad flags or arguments, bad configuration, a missing or unusable secret, an unsafe --data folder"},
+	{exitUsage, "usage or config: bad flags or arguments, bad configuration, a missing or unusable path or secret, an unsafe --data folder"},
 	{exitRefused, "refused: a call answered refused, a plugin refused admission, or the broker refused the launch token or the bearer"},
 }
 
@@ -70,7 +70,8 @@ func exitSilently(code int) error { return &exitError{code: code} }
 
 // startFailed is how a command ends when the broker or the environment
 // could not start (the reason is already logged): exit 2 when the reason
-// is a setting (a --plugins folder that does not exist), 1 otherwise.
+// is a setting (a --plugins folder removed after checkSettingPaths found
+// it), 1 otherwise.
 func startFailed(err error) error {
 	if errors.Is(err, plugins.ErrNoPluginsDir) {
 		return exitSilently(exitUsage)

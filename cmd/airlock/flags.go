@@ -112,7 +112,7 @@ func readArgs(v string, stdin io.Reader) (json.RawMessage, error) {
 		from = " (from " + v[1:] + ")"
 		f, err := os.Open(v[1:])
 		if err != nil {
-			return nil, usageErr("--args %s: %v", v, errors.Unwrap(err))
+			return nil, usageErr("--args %s: %s", v, pathReason(err, file))
 		}
 		defer f.Close()
 		if data, err = readBounded(f); err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -159,6 +161,23 @@ func newLoadCallsCmd() *cobra.Command {
 	return c
 }
 
+// checkPaths holds --baseline, when it is a plugin folder, and every
+// --root to the one path rule (checkPath).
+func (f *loadCallsFlags) checkPaths() error {
+	if f.baseline != "" && f.baseline != "none" && !strings.HasPrefix(f.baseline, "builtin:") {
+		if err := checkPath("--baseline ", f.baseline, folder); err != nil {
+			return err
+		}
+	}
+	names := slices.Sorted(maps.Keys(f.roots))
+	for _, name := range names {
+		if err := checkPath("--root "+name+"=", f.roots[name], folder); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runLoadCalls runs `airlock load calls`.
 func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 	if err := f.check(); err != nil {
@@ -175,6 +194,9 @@ func runLoadCalls(cmd *cobra.Command, f *loadCallsFlags) error {
 			return usageErr("--steady drives only the broker: the paired shape needs its round-trip floor, so leave --steady out")
 		}
 		f.baseline, f.httpFloor = "none", false
+	}
+	if err := f.checkPaths(); err != nil {
+		return err
 	}
 	o := load.CallsOptions{Options: f.options(cmd.ErrOrStderr()), Concurrency: slices.Max(f.concurrency), Reuse: f.reuse}
 	if f.httpFloor {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock/airlock/broker"
 	"github.com/airlock/airlock/broker/mcp"
+	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/metrics"
 )
 
@@ -28,7 +29,7 @@ func newMCPCmd() *cobra.Command {
 		Short: "serve the tools to an MCP client (Claude Desktop, VS Code, Cursor) on stdio",
 		Long: "An MCP server on stdin and stdout. Without --broker it runs an embedded broker on serve's\n" +
 			"defaults (the bundled tools, --plugins, --root, --data) that never listens; with --broker\n" +
-			"it serves that broker's tools. stdout carries MCP messages only; logs go to stderr.\n\n" + settingsHelp(),
+			"it serves that broker's tools. stdout carries MCP messages only; logs go to stderr.\n\n" + settingsHelp(mcpSettings, secret.LaunchToken),
 		Args: noArgs("the launch token is never an argument; use AIRLOCK_LOCAL_TOKEN or --token-file"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := sf.load()

@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/session"
 )
 
 func init() { register(newMintCmd) }
@@ -40,14 +43,19 @@ func newMintCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("ttl") && (ttl < session.MinTTLSeconds || ttl > session.MaxTTLSeconds) {
+				return usageErr("--ttl must be from %d to %d seconds, got %d", session.MinTTLSeconds, session.MaxTTLSeconds, ttl)
+			}
 			if origin == "" {
 				origin = own
+			} else if _, err := session.NormalizeOrigin(origin); err != nil {
+				return usageErr("--origin must be an origin such as http://HOST:PORT (http or https, no path, query or fragment), got %q", origin)
 			}
 			return mint(base, tok, localclient.MintOptions{LaunchOrigin: origin, TTLSeconds: ttl, CanProposeSourceEdits: propose}, cmd.OutOrStdout())
 		},
 	}
 	c.Flags().StringVar(&origin, "origin", "", "the view's launch `ORIGIN` (default: the broker's own origin, which its built-in /local/view page has)")
-	c.Flags().Int64Var(&ttl, "ttl", 0, "session lifetime in `SECONDS` (default 28800, clamped to [1, 86400])")
+	c.Flags().Int64Var(&ttl, "ttl", 0, fmt.Sprintf("session lifetime in `SECONDS`, from %d to %d (default %d)", session.MinTTLSeconds, session.MaxTTLSeconds, session.DefaultTTLSeconds))
 	c.Flags().BoolVar(&propose, "propose", false, "mint with canProposeSourceEdits")
 	b = addBrokerFlags(c.Flags(), "default "+defaultBroker)
 	return c
@@ -59,9 +67,28 @@ func mint(base, token string, o localclient.MintOptions, stdout io.Writer) error
 	c := &localclient.Client{Base: base, Token: token}
 	m, err := c.Mint(ctx, o)
 	if err != nil {
-		return brokerErr(err)
+		return mintErr(err)
 	}
 	line, _ := json.Marshal(m)
 	fmt.Fprintf(stdout, "%s\n%s\n", line, m.ViewURL(base))
 	return nil
+}
+
+// mintErr is brokerErr for a mint, whose refusal is said once in plain
+// words: "the broker refused the session: 400 INVALID_MESSAGE".
+func mintErr(err error) error {
+	var refused *localclient.HTTPError
+	if !errors.As(err, &refused) {
+		return brokerErr(err)
+	}
+	msg := fmt.Sprintf("the broker refused the session: %d %s", refused.Status, refused.Code)
+	if refused.Status == http.StatusUnauthorized {
+		msg += " (check the launch token: AIRLOCK_LOCAL_TOKEN or --token-file)"
+	}
+	code := exitFailed
+	var e *exitError
+	if errors.As(brokerErr(err), &e) {
+		code = e.code
+	}
+	return &exitError{code: code, msg: msg, err: err}
 }

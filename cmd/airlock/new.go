@@ -26,9 +26,12 @@ func newNewCmd() *cobra.Command {
 		Example: "  airlock new greet && airlock build greet && airlock run greet greet --args '{\"name\":\"Ada\"}'",
 		Args:    exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, target := args[0], dir
+			name, target, given := args[0], dir, "--dir "
 			if target == "" {
-				target = name
+				target, given = name, ""
+			}
+			if err := checkTarget(given, target); err != nil {
+				return err
 			}
 			files, err := devkit.New(name, target)
 			if err != nil {

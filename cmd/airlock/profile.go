@@ -28,8 +28,8 @@ func (p *profileFlag) start() (stop func(), err error) {
 		return func() {}, nil
 	}
 	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	if err != nil { // a path that cannot be written: the one path rule, exit 2
+		return nil, usageErr("--cpuprofile %s: %s", p.path, pathReason(err, folder))
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()

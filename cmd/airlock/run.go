@@ -41,8 +41,10 @@
 // call's answer, a log line). A bad flag is a usage error by itself. Use the
 // shared flag sets where they apply: addBrokerFlags for --broker and
 // --token-file (every command that talks to a running broker),
-// addSettingsFlags for the broker's settings, readArgs for a JSON
-// --args, and a --json flag wherever the output is a table.
+// addSettingsFlags for the broker's settings (its load checks their
+// paths), readArgs for a JSON --args, checkPath (or checkTarget, for a
+// folder the command makes) for any other path it is given, and a
+// --json flag wherever the output is a table.
 package main
 
 import (

@@ -31,6 +31,9 @@ func newRunCmd() *cobra.Command {
 			"  airlock run wordcount count_words --root notes=$HOME/notes --args @args.json",
 		Args: exactArgs("DIR", "TOOL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkPath("", args[0], folder); err != nil {
+				return err
+			}
 			callArgs, err := readArgs(argsFlag, cmd.InOrStdin())
 			if err != nil {
 				return err

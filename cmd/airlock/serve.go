@@ -34,7 +34,7 @@ func newServeCmd() *cobra.Command {
 			"Without a launch token the broker is inert: it serves /healthz and /metrics only.\n" +
 			"--standalone (AIRLOCK_STANDALONE) is the standalone plugin service: it binds 127.0.0.1 only (any other\n" +
 			"--listen or --metrics-listen exits 2, even with a token), needs the launch token (exit 2 without one)\n" +
-			"and serves no source proposals (local.source_proposals is off; turning it on exits 2).\n\n" + settingsHelp(),
+			"and serves no source proposals (local.source_proposals is off; turning it on exits 2).\n\n" + settingsHelp(serveSettings, secret.LaunchToken),
 		// The argument is not echoed: a launcher that passed the token
 		// positionally must not see it printed back into its logs.
 		Args: noArgs("the launch token is never an argument; use AIRLOCK_LOCAL_TOKEN or --token-file"),

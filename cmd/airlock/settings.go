@@ -96,23 +96,79 @@ func (s *settingsFlags) load() (*config.Config, error) {
 	if err != nil {
 		return nil, configErr(err)
 	}
-	cfg, err := config.Load(config.Sources{File: s.file, Environ: environ(), Flags: set, Roots: s.roots})
+	if s.file != "" {
+		if err := checkPath("--config ", s.file, file); err != nil {
+			return nil, err
+		}
+	}
+	env := environ()
+	cfg, err := config.Load(config.Sources{File: s.file, Environ: env, Flags: set, Roots: s.roots})
 	if err != nil {
 		return nil, configErr(err)
 	}
+	if err := checkSettingPaths(cfg, func(key string) string { return settingGiven(key, s.file, env, s.flagOf) }); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// flagOf is the flag that set key on this command line, as the operator
+// typed it ("--plugins", "--root notes="), or "" when none did.
+func (s *settingsFlags) flagOf(key string) string {
+	if name, ok := strings.CutPrefix(key, "roots."); ok {
+		if _, given := s.roots[name]; given {
+			return "--root " + name + "="
+		}
+		return ""
+	}
+	flag := ""
+	s.fs.Visit(func(f *pflag.Flag) {
+		if k := f.Annotations[settingAnnotation]; len(k) == 1 && k[0] == key {
+			flag = "--" + f.Name
+		}
+	})
+	return flag
 }
 
 // given reports whether the flag name was on the command line.
 func (s *settingsFlags) given(name string) bool { return s.fs.Changed(name) }
 
-// settingsHelp lists every setting with its key, environment variable and
-// default, for the help of the commands that run a broker or an
-// environment.
-func settingsHelp() string {
+// The settings each command that runs a broker or an environment uses,
+// for its help: a key, or a section ending in "." (every key under it).
+var (
+	// serveSettings are all but airlock env's own.
+	serveSettings = []string{"listen", "metrics_listen", "data", "plugins", "roots", "plugin_config", "no_builtin", "log_level",
+		"shutdown_grace_ms", "standalone", "http.", "local.", "channel.", "exec.", "mcp."}
+	// mcpSettings are an embedded broker's that never listens: its tools
+	// and their executors.
+	mcpSettings = []string{"data", "plugins", "roots", "plugin_config", "no_builtin", "log_level", "shutdown_grace_ms", "exec."}
+	// envSettings are an environment's: its tools, its executors and its
+	// connection to the broker (it never admits the bundled plugins).
+	envSettings = []string{"data", "plugins", "roots", "plugin_config", "log_level", "shutdown_grace_ms",
+		"channel.max_inflight", "exec.", "env."}
+)
+
+// usesSetting reports whether key is one of keys, or under a section of
+// them.
+func usesSetting(keys []string, key string) bool {
+	for _, k := range keys {
+		if k == key || (strings.HasSuffix(k, ".") && strings.HasPrefix(key, k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// settingsHelp lists the settings of keys (a command's: serveSettings,
+// mcpSettings, envSettings) with their key, environment variable and
+// default, then where each of the command's secrets comes from.
+func settingsHelp(keys []string, secrets ...secret.Source) string {
 	var b strings.Builder
 	b.WriteString("Settings (config-file key, environment variable, default):\n")
 	for _, st := range config.Settings {
+		if !usesSetting(keys, st.Key) {
+			continue
+		}
 		env := st.Env()
 		if st.Key == "roots" || st.Key == "plugin_config" {
 			env = "no environment variable"
@@ -122,7 +178,10 @@ func settingsHelp() string {
 		}
 		fmt.Fprintf(&b, "  %s\n      %s, default %v: %s\n", st.Key, env, st.Default, st.Help)
 	}
-	b.WriteString("\nThe launch token: AIRLOCK_LOCAL_TOKEN (or TENSORVIZ_LOCAL_TOKEN), or --token-file (mode 0600); never a flag value.\n")
+	for _, src := range secrets {
+		s := secretFlag{src: src}
+		fmt.Fprintf(&b, "\nThe %s: %s, or --%s FILE (mode 0600); never a flag value.\n", src.What, s.envNames(true), src.Flag)
+	}
 	return b.String()
 }
 
@@ -220,5 +279,6 @@ func (s *secretFlag) err(err error) error {
 	case errors.Is(err, secret.ErrTwice), errors.Is(err, secret.ErrFile):
 		return configErr(err)
 	}
-	return configErr(fmt.Errorf("--%s: %w", s.src.Flag, err)) // the file cannot be read
+	return &exitError{code: exitUsage, err: err, // the file cannot be read
+		msg: fmt.Sprintf("--%s %s: %s", s.src.Flag, s.file, pathReason(err, file))}
 }

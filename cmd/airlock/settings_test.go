@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -88,5 +89,37 @@ func TestSettingsFlagKeys(t *testing.T) {
 		if !got {
 			t.Errorf("--%s did not set its setting: %+v", flag, cfg)
 		}
+	}
+}
+
+// TestSettingsHelpListsTheCommandsOwn: each command's help lists the
+// settings it uses and no other; every entry of a list names a setting,
+// and every setting is some command's.
+func TestSettingsHelpListsTheCommandsOwn(t *testing.T) {
+	lists := map[string][]string{"serve": serveSettings, "mcp": mcpSettings, "env": envSettings}
+	for name, keys := range lists {
+		for _, k := range keys {
+			found := false
+			for _, st := range config.Settings {
+				found = found || usesSetting([]string{k}, st.Key)
+			}
+			if !found {
+				t.Errorf("%s's settings name %q, which is no setting", name, k)
+			}
+		}
+	}
+	for _, st := range config.Settings {
+		if !usesSetting(serveSettings, st.Key) && !usesSetting(envSettings, st.Key) {
+			t.Errorf("%s is no command's setting", st.Key)
+		}
+	}
+	mcpHelp := settingsHelp(mcpSettings)
+	for _, absent := range []string{"listen", "http.max_connections", "local.max_sessions", "mcp.max_sessions", "env.broker", "standalone"} {
+		if strings.Contains(mcpHelp, "\n  "+absent+"\n") {
+			t.Errorf("mcp's help lists %s, which it does not use", absent)
+		}
+	}
+	if !strings.Contains(mcpHelp, "\n  exec.pool_size\n") || strings.Contains(settingsHelp(serveSettings), "env.broker") {
+		t.Errorf("mcp's help lacks exec.pool_size, or serve's lists env.broker")
 	}
 }

@@ -23,14 +23,13 @@ import (
 
 // cliCase is one command line of the real binary and what it must do.
 type cliCase struct {
-	name   string // the command's path, then ": " and the situation
-	args   []string
-	env    []string
-	stdin  string
-	code   int
-	out    string // stdout contains this
-	err    string // stderr contains this
-	logged bool   // a usage error the broker logs as JSON rather than as an "airlock …" line
+	name  string // the command's path, then ": " and the situation
+	args  []string
+	env   []string
+	stdin string
+	code  int
+	out   string // stdout contains this
+	err   string // stderr contains this
 }
 
 // runCLIStdin is runCLI with stdin.
@@ -89,6 +88,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	argsFile := writeFile(t, "args.json", `{"x": 2}`)
 	badYAML := writeFile(t, "airlock.yaml", "listen: 127.0.0.1:0\nmcp:\n  foo: 1\n")
+	missingRoot := writeFile(t, "roots.yaml", "roots:\n  notes: /nonexistent/notes\n")
 	broken := t.TempDir()
 	must(t, plugins.WriteFolder(broken, fxManifest("broken", w.bounds), []byte("not wasm at all")))
 	noBuiltin := func(args ...string) []string { return append(args, "--no-builtin", "--data", t.TempDir()) }
@@ -121,12 +121,21 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock serve: unknown flag", args: []string{"serve", "--tokne", "x"}, code: exitcode.Usage, err: "unknown flag: --tokne"},
 		{name: "airlock serve: standalone, public listen with a token", args: noBuiltin("serve", "--standalone", "--listen", "0.0.0.0:0"), env: tok, code: exitcode.Usage, err: "the standalone profile binds 127.0.0.1 only"},
 		{name: "airlock serve: standalone, no token", args: noBuiltin("serve", "--standalone", "--listen", "127.0.0.1:0"), code: exitcode.Usage, err: "the standalone profile needs a launch token"},
-		{name: "airlock serve: no plugins folder", args: noBuiltin("serve", "--listen", "127.0.0.1:0", "--plugins", "/nonexistent/plugins"), code: exitcode.Usage, err: "plugins folder does not exist", logged: true},
+		{name: "airlock serve: no plugins folder", args: noBuiltin("serve", "--listen", "127.0.0.1:0", "--plugins", "/nonexistent/plugins"), code: exitcode.Usage, err: "airlock serve: --plugins /nonexistent/plugins: no such folder"},
+		{name: "airlock serve: plugins folder from the environment", args: noBuiltin("serve", "--listen", "127.0.0.1:0"), env: []string{"AIRLOCK_PLUGINS=/nonexistent/plugins"}, code: exitcode.Usage, err: "airlock serve: AIRLOCK_PLUGINS /nonexistent/plugins: no such folder"},
+		{name: "airlock serve: root from the config file", args: noBuiltin("serve", "--listen", "127.0.0.1:0", "--config", missingRoot), code: exitcode.Usage, err: "airlock serve: config " + missingRoot + ": roots.notes /nonexistent/notes: no such folder"},
+		{name: "airlock serve: no config file", args: noBuiltin("serve", "--config", "/nonexistent/airlock.yaml"), code: exitcode.Usage, err: "airlock serve: --config /nonexistent/airlock.yaml: no such file"},
+		{name: "airlock serve: no token file", args: noBuiltin("serve", "--token-file", "/nonexistent/token"), code: exitcode.Usage, err: "airlock serve: --token-file /nonexistent/token: no such file"},
+		{name: "airlock serve: profile in no folder", args: noBuiltin("serve", "--listen", "127.0.0.1:0", "--cpuprofile", "/nonexistent/cpu.pprof"), code: exitcode.Usage, err: "airlock serve: --cpuprofile /nonexistent/cpu.pprof: no such folder"},
+		{name: "airlock serve: data is a file", args: []string{"serve", "--no-builtin", "--data", argsFile}, code: exitcode.Usage, err: "airlock serve: --data " + argsFile + ": not a folder"},
 
 		{name: "airlock demo: argument", args: []string{"demo", "x"}, code: exitcode.Usage, err: "unexpected argument"},
+		{name: "airlock demo: plugins folder from the environment", args: []string{"demo"}, env: []string{"AIRLOCK_PLUGINS=/nonexistent/plugins"}, code: exitcode.Usage, err: "airlock demo: AIRLOCK_PLUGINS /nonexistent/plugins: no such folder"},
 		{name: "airlock demo: bad listen", args: []string{"demo", "--listen", "nonsense"}, code: exitcode.Usage, err: "listen"},
 
 		{name: "airlock env: no bearer", args: []string{"env", "--broker", "ws://127.0.0.1:1/channel", "--data", t.TempDir()}, code: exitcode.Usage, err: "no bearer: set AIRLOCK_BEARER"},
+		{name: "airlock env: no bearer file", args: []string{"env", "--broker", "ws://127.0.0.1:1/channel", "--data", t.TempDir(), "--bearer-file", "/nonexistent/bearer"}, code: exitcode.Usage, err: "airlock env: --bearer-file /nonexistent/bearer: no such file"},
+		{name: "airlock env: no plugins folder", args: []string{"env", "--broker", "ws://127.0.0.1:1/channel", "--data", t.TempDir(), "--plugins", "/nonexistent/plugins"}, env: []string{"AIRLOCK_BEARER=vbx_x"}, code: exitcode.Usage, err: "airlock env: --plugins /nonexistent/plugins: no such folder"},
 		{name: "airlock env: http broker", args: []string{"env", "--broker", url, "--data", t.TempDir()}, env: []string{"AIRLOCK_BEARER=vbx_x"}, code: exitcode.Usage, err: "--broker must be the broker's channel URL"},
 
 		{name: "airlock pair: no command", args: []string{"pair"}, code: exitcode.Usage, err: "missing command: add, ls, rm"},
@@ -136,6 +145,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock pair add: bad name", args: []string{"pair", "add", "Lab Top", "--data", data}, code: exitcode.Usage, err: "a name must match"},
 		{name: "airlock pair add: no name", args: []string{"pair", "add", "--data", data}, code: exitcode.Usage, err: "missing NAME"},
 		{name: "airlock pair ls: text", args: []string{"pair", "ls", "--data", data}, code: exitcode.OK, out: "lab\t"},
+		{name: "airlock pair ls: data is a file", args: []string{"pair", "ls", "--data", argsFile}, code: exitcode.Usage, err: "airlock pair ls: --data " + argsFile + ": not a folder"},
 		{name: "airlock pair ls: json", args: []string{"pair", "ls", "--data", data, "--json"}, code: exitcode.OK, out: `"name": "lab"`},
 		{name: "airlock pair rm: unknown", args: []string{"pair", "rm", "nobody", "--data", data}, code: exitcode.Failed, err: "no pairing"},
 		{name: "airlock pair rm: ok", args: []string{"pair", "rm", "lab", "--data", data}, code: exitcode.OK, err: "revoked"},
@@ -147,7 +157,9 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock tools: unreachable", args: []string{"tools", "--broker", unreachable}, env: tok, code: exitcode.Failed, err: "unreachable"},
 		{name: "airlock tools: bad broker URL", args: []string{"tools", "--broker", "ftp://x"}, env: tok, code: exitcode.Usage, err: "--broker must be an http URL"},
 		{name: "airlock tools: refused plugin", args: noBuiltin("tools", "--plugins", broken), code: exitcode.Refused, out: "REFUSED"},
-		{name: "airlock tools: no plugins folder", args: noBuiltin("tools", "--plugins", "/nonexistent/plugins"), code: exitcode.Usage, err: "plugins folder does not exist"},
+		{name: "airlock tools: no plugins folder", args: noBuiltin("tools", "--plugins", "/nonexistent/plugins"), code: exitcode.Usage, err: "airlock tools: --plugins /nonexistent/plugins: no such folder"},
+		{name: "airlock tools: plugins is a file", args: noBuiltin("tools", "--plugins", argsFile), code: exitcode.Usage, err: "airlock tools: --plugins " + argsFile + ": not a folder"},
+		{name: "airlock tools: no root folder", args: noBuiltin("tools", "--plugins", broken, "--root", "notes=/nonexistent/notes"), code: exitcode.Usage, err: "airlock tools: --root notes=/nonexistent/notes: no such folder"},
 
 		{name: "airlock call: ok", args: []string{"call", "echo", "--broker", url, "--args", `{"x":1}`}, env: tok, code: exitcode.OK, out: `"ok": true`},
 		{name: "airlock call: args from a file", args: []string{"call", "echo", "--broker", url, "--args", "@" + argsFile}, env: tok, code: exitcode.OK, out: `"x": 2`},
@@ -162,21 +174,32 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock call: unreachable", args: []string{"call", "echo", "--broker", unreachable}, env: tok, code: exitcode.Failed, err: "unreachable"},
 
 		{name: "airlock new: ok", args: []string{"new", "greet", "--dir", filepath.Join(t.TempDir(), "greet")}, code: exitcode.OK, out: "wrote "},
+		{name: "airlock new: --dir under a file", args: []string{"new", "greet", "--dir", filepath.Join(argsFile, "greet")}, code: exitcode.Usage, err: "airlock new: --dir " + filepath.Join(argsFile, "greet") + ": " + argsFile + " is not a folder"},
 		{name: "airlock new: bad name", args: []string{"new", "Greet"}, code: exitcode.Usage, err: `"Greet" is not a plugin id`},
 		{name: "airlock build: no DIR", args: []string{"build"}, code: exitcode.Usage, err: "missing DIR"},
+		{name: "airlock build: no such DIR", args: []string{"build", "/nonexistent/greet"}, code: exitcode.Usage, err: "airlock build: /nonexistent/greet: no such folder"},
+		{name: "airlock build: --install under a file", args: []string{"build", t.TempDir(), "--install", filepath.Join(argsFile, "plugins")}, code: exitcode.Usage, err: "airlock build: --install " + filepath.Join(argsFile, "plugins") + ": " + argsFile + " is not a folder"},
 		{name: "airlock build: not a project", args: []string{"build", t.TempDir()}, code: exitcode.Usage, err: "has no plugin.json"},
 		{name: "airlock run: no TOOL", args: []string{"run", t.TempDir()}, code: exitcode.Usage, err: "missing TOOL"},
+		{name: "airlock run: DIR is a file", args: []string{"run", argsFile, "greet"}, code: exitcode.Usage, err: "airlock run: " + argsFile + ": not a folder"},
+		{name: "airlock run: no root folder", args: []string{"run", t.TempDir(), "greet", "--root", "notes=/nonexistent/notes"}, code: exitcode.Usage, err: "airlock run: --root notes=/nonexistent/notes: no such folder"},
 		{name: "airlock run: not a project", args: []string{"run", t.TempDir(), "greet"}, code: exitcode.Usage, err: "has no plugin.json"},
 
 		{name: "airlock mint: ok", args: []string{"mint", "--broker", url}, env: tok, code: exitcode.OK, out: "/local/view#"},
 		{name: "airlock mint: no token", args: []string{"mint", "--broker", url}, code: exitcode.Usage, err: missingToken},
-		{name: "airlock mint: wrong token", args: []string{"mint", "--broker", url}, env: wrong, code: exitcode.Refused, err: "401 INVALID_CREDENTIALS"},
+		{name: "airlock mint: wrong token", args: []string{"mint", "--broker", url}, env: wrong, code: exitcode.Refused, err: "airlock mint: the broker refused the session: 401 INVALID_CREDENTIALS (check the launch token"},
+		{name: "airlock mint: ttl 0", args: []string{"mint", "--broker", url, "--ttl", "0"}, env: tok, code: exitcode.Usage, err: "airlock mint: --ttl must be from 1 to 86400 seconds, got 0"},
+		{name: "airlock mint: ttl over a day", args: []string{"mint", "--broker", url, "--ttl", "86401"}, env: tok, code: exitcode.Usage, err: "airlock mint: --ttl must be from 1 to 86400 seconds, got 86401"},
+		{name: "airlock mint: bad origin", args: []string{"mint", "--broker", url, "--origin", "127.0.0.1:5173"}, env: tok, code: exitcode.Usage, err: "airlock mint: --origin must be an origin such as http://HOST:PORT"},
+		{name: "airlock mint: origin with a path", args: []string{"mint", "--broker", url, "--origin", "http://127.0.0.1:5173/app"}, env: tok, code: exitcode.Usage, err: "airlock mint: --origin must be an origin such as http://HOST:PORT"},
 		{name: "airlock mint: bad broker URL", args: []string{"mint", "--broker", "nonsense"}, env: tok, code: exitcode.Usage, err: "--broker must be an http URL"},
 
 		{name: "airlock load: no workload", args: []string{"load"}, code: exitcode.Usage, err: "missing command: calls, idle, relay"},
 		{name: "airlock load calls: zero duration", args: []string{"load", "calls", "-d", "0s"}, env: tok, code: exitcode.Usage, err: "airlock load calls: --duration must be positive, got 0s"},
 		{name: "airlock load calls: no callers", args: []string{"load", "calls", "-c", "0"}, env: tok, code: exitcode.Usage, err: "--concurrency must be at least 1, got 0"},
 		{name: "airlock load calls: bad duration", args: []string{"load", "calls", "-d", "soon"}, env: tok, code: exitcode.Usage, err: `invalid argument "soon"`},
+		{name: "airlock load calls: no baseline folder", args: []string{"load", "calls", "--broker", url, "--baseline", "/nonexistent/plugin"}, env: tok, code: exitcode.Usage, err: "airlock load calls: --baseline /nonexistent/plugin: no such folder"},
+		{name: "airlock load calls: no root folder", args: []string{"load", "calls", "--broker", url, "--root", "notes=/nonexistent/notes"}, env: tok, code: exitcode.Usage, err: "airlock load calls: --root notes=/nonexistent/notes: no such folder"},
 		{name: "airlock load calls: no token", args: []string{"load", "calls", "--broker", url}, code: exitcode.Usage, err: missingToken},
 		{name: "airlock load calls: wrong token", args: []string{"load", "calls", "--broker", url}, env: wrong, code: exitcode.Refused, err: "401"},
 		{name: "airlock load calls: unreachable", args: []string{"load", "calls", "--broker", unreachable}, env: tok, code: exitcode.Failed, err: "unreachable"},
@@ -197,6 +220,8 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock mcp: broker, wrong token", args: []string{"mcp", "--broker", url}, env: wrong, code: exitcode.Refused, err: "refused the launch token"},
 		{name: "airlock mcp: broker unreachable", args: []string{"mcp", "--broker", unreachable}, env: tok, code: exitcode.Failed, err: "cannot reach the broker"},
 		{name: "airlock mcp: embedded, stdin closed", args: noBuiltin("mcp"), code: exitcode.OK},
+		{name: "airlock mcp: embedded, no root folder", args: noBuiltin("mcp", "--root", "notes=/nonexistent/notes"), code: exitcode.Usage, err: "airlock mcp: --root notes=/nonexistent/notes: no such folder"},
+		{name: "airlock mcp: embedded, no plugins folder", args: noBuiltin("mcp", "--plugins", "/nonexistent/plugins"), code: exitcode.Usage, err: "airlock mcp: --plugins /nonexistent/plugins: no such folder"},
 	}
 	for _, path := range commandPaths(t) {
 		found := false
@@ -220,7 +245,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 				return
 			}
 			lines := scanLines(errOut)
-			if len(lines) != 1 || (!c.logged && !strings.HasPrefix(lines[0], strings.SplitN(c.name, ":", 2)[0]+": ")) {
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], strings.SplitN(c.name, ":", 2)[0]+": ") {
 				t.Errorf("a usage error is one line naming the command; stderr:\n%s", errOut)
 			}
 			if out != "" {
@@ -263,6 +288,17 @@ func TestHelpOnStdout(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("serve --help lacks %s", want)
 		}
+	}
+	// mcp's lists only the settings an embedded broker that never
+	// listens uses.
+	_, out, _ = runCLI(t, nil, "mcp", "--help")
+	for _, absent := range []string{"AIRLOCK_LISTEN,", "AIRLOCK_HTTP_MAX_CONNECTIONS", "AIRLOCK_ENV_BROKER", "AIRLOCK_LOCAL_MAX_SESSIONS"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("mcp --help lists %s, which it does not use", absent)
+		}
+	}
+	if !strings.Contains(out, "AIRLOCK_EXEC_POOL_SIZE") {
+		t.Error("mcp --help lacks AIRLOCK_EXEC_POOL_SIZE")
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
 )
@@ -30,7 +32,9 @@ func TestEnvRefusesBadStarts(t *testing.T) {
 		"no bearer":           {[]string{"env", "--broker", url}, nil, "AIRLOCK_BEARER"},
 		"bearer twice":        {[]string{"env", "--broker", url, "--bearer-file", closed}, []string{"AIRLOCK_BEARER=" + bearer}, "once"},
 		"open bearer file":    {[]string{"env", "--broker", url, "--bearer-file", open}, nil, "chmod 600"},
-		"missing bearer file": {[]string{"env", "--broker", url, "--bearer-file", "/nonexistent/bearer"}, nil, "bearer"},
+		"missing bearer file": {[]string{"env", "--broker", url, "--bearer-file", "/nonexistent/bearer"}, nil, "airlock env: --bearer-file /nonexistent/bearer: no such file\n"},
+		"missing plugins":     {[]string{"env", "--broker", url, "--bearer-file", closed, "--plugins", "/nonexistent/plugins"}, nil, "airlock env: --plugins /nonexistent/plugins: no such folder\n"},
+		"missing root":        {[]string{"env", "--broker", url, "--bearer-file", closed, "--root", "notes=/nonexistent/notes"}, nil, "airlock env: --root notes=/nonexistent/notes: no such folder\n"},
 		"no broker":           {[]string{"env", "--bearer-file", closed}, nil, "--broker"},
 		"http broker":         {[]string{"env", "--broker", "http://127.0.0.1:1/channel", "--bearer-file", closed}, nil, "--broker"},
 	}
@@ -47,6 +51,38 @@ func TestEnvRefusesBadStarts(t *testing.T) {
 				t.Error("the bearer appears in the output")
 			}
 		})
+	}
+}
+
+// TestEnvMistypedBearerSaysOnce: a bearer the broker does not know (one
+// character off the paired one) stops the environment with exit 3 and
+// one ERROR line that says the broker refused it and what to do, naming
+// the bearer file; it does not guess that the pairing was removed.
+func TestEnvMistypedBearerSaysOnce(t *testing.T) {
+	t.Parallel()
+	w := newChanWorld(t)
+	bearer := w.pair("lab")
+	last := "A"
+	if strings.HasSuffix(bearer, last) {
+		last = "B"
+	}
+	wrong := bearer[:len(bearer)-1] + last
+	env := w.startEnv(wrong, chanPlugins(t, map[string]wire.Bounds{"fx": w.bounds}))
+	if code := env.Wait(time.Minute); code != exitcode.Refused {
+		t.Fatalf("exit %d, want %d\n%s", code, exitcode.Refused, env.Stderr())
+	}
+	var stopped []string
+	for _, line := range scanLines(env.Stderr()) {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			stopped = append(stopped, line)
+		}
+	}
+	if len(stopped) != 1 || !strings.Contains(stopped[0], "the broker refused the bearer (1008 bearer-refused)") ||
+		!strings.Contains(stopped[0], "check that --bearer-file ") || !strings.Contains(stopped[0], "airlock pair add NAME") {
+		t.Errorf("want one ERROR line saying the bearer was refused and to check --bearer-file or pair again, got %q", stopped)
+	}
+	if strings.Contains(env.Stderr(), "made again") || strings.Count(env.Stderr(), "refused the bearer") != 1 {
+		t.Errorf("the refusal is said more than once, or guessed at:\n%s", env.Stderr())
 	}
 }
 

@@ -98,3 +98,42 @@ func TestMCPPeerCannotHideLocalTool(t *testing.T) {
 		t.Errorf("pg.fetch_url answered %q", got)
 	}
 }
+
+// TestMCPRenameLogged: two plugins of the folder declare the same tool;
+// each is listed qualified, and the broker's log says so at warn once per
+// plugin, naming both and the MCP name, and not again at later lists.
+func TestMCPRenameLogged(t *testing.T) {
+	t.Parallel()
+	plugDir := t.TempDir()
+	b := wire.Bounds{TimeoutMs: 2000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("alpha", b, "echo"), testkit.Fixture(t, "guest.wasm")))
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("beta", b, "echo"), testkit.Fixture(t, "guest.wasm")))
+	p := startServe(t, procOptions{Args: []string{"--plugins", plugDir, "--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
+	c := connectHTTP(t, p, http.Header{"X-Tensorviz-Token": {testToken}})
+	tools := c.List(t)
+	if tools["alpha.echo"] == nil || tools["beta.echo"] == nil || tools["echo"] != nil {
+		t.Fatalf("tools %v", tools)
+	}
+	c.List(t)
+	renames := func() []string {
+		var out []string
+		for _, line := range scanLines(p.Stderr()) {
+			if strings.Contains(line, "mcp: tool renamed for agents") {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+	testkit.Eventually(t, "both renames logged", func() bool { return len(renames()) >= 2 })
+	for _, line := range renames() {
+		alpha := strings.Contains(line, `"plugin":"alpha","also_declared_by":"beta","mcp_name":"alpha.echo"`)
+		beta := strings.Contains(line, `"plugin":"beta","also_declared_by":"alpha","mcp_name":"beta.echo"`)
+		if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, `"tool":"echo"`) || !(alpha || beta) {
+			t.Errorf("rename line %s", line)
+		}
+	}
+	c.List(t)
+	if n := len(renames()); n != 2 {
+		t.Errorf("%d rename lines after three lists, want 2:\n%s", n, strings.Join(renames(), "\n"))
+	}
+}

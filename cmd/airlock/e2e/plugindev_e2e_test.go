@@ -68,7 +68,7 @@ func TestNewRefusals(t *testing.T) {
 		{[]string{"new", "greet", "extra"}, exitcode.Usage, "airlock new: 2 arguments, want NAME"},
 		{[]string{"new", "greet", "--bogus"}, exitcode.Usage, "airlock new: unknown flag: --bogus"},
 		{[]string{"new", "greet", "--dir", "$DIR"}, exitcode.Usage, "airlock new: $DIR exists and is not empty"},
-		{[]string{"new", "greet", "--dir", "$DIR/x"}, exitcode.Usage, "exists and is not a folder"},
+		{[]string{"new", "greet", "--dir", "$DIR/x"}, exitcode.Usage, "airlock new: --dir $DIR/x: not a folder"},
 	} {
 		c.check(t, nil, full)
 	}
@@ -94,7 +94,7 @@ func TestBuildRefusals(t *testing.T) {
 		env []string
 	}{
 		{devCase{[]string{"build"}, exitcode.Usage, "airlock build: missing DIR"}, "", nil},
-		{devCase{[]string{"build", "$DIR/absent"}, exitcode.Usage, "airlock build: $DIR/absent is not a folder"}, t.TempDir(), nil},
+		{devCase{[]string{"build", "$DIR/absent"}, exitcode.Usage, "airlock build: $DIR/absent: no such folder"}, t.TempDir(), nil},
 		{devCase{[]string{"build", "$DIR"}, exitcode.Usage, "airlock build: $DIR has no plugin.json: not a plugin project"}, t.TempDir(), nil},
 		{devCase{[]string{"build", "$DIR", "$DIR"}, exitcode.Usage, "airlock build: 2 arguments, want DIR"}, fresh, nil},
 		{devCase{[]string{"build", "$DIR"}, exitcode.Refused, "airlock build: descriptor-invalid: plugin.json: bounds.memoryMiB must be 1 to 4096"}, bad, nil},
@@ -128,10 +128,10 @@ func TestRunRefusals(t *testing.T) {
 		{[]string{"run", "$DIR"}, exitcode.Usage, "airlock run: missing TOOL"},
 		{[]string{"run", "$DIR", "greet", "x"}, exitcode.Usage, "airlock run: 3 arguments, want DIR TOOL"},
 		{[]string{"run", "$DIR", "greet", "--root", "nodir"}, exitcode.Usage, `airlock run: invalid argument "nodir" for "--root" flag: want NAME=DIR`},
-		{[]string{"run", "$DIR", "greet", "--args", "@$DIR/absent.json"}, exitcode.Usage, "airlock run: --args @$DIR/absent.json: no such file or directory"},
+		{[]string{"run", "$DIR", "greet", "--args", "@$DIR/absent.json"}, exitcode.Usage, "airlock run: --args @$DIR/absent.json: no such file"},
 		{[]string{"run", "$DIR", "greet", "--args", "[1]"}, exitcode.Usage, "airlock run: --args must be one JSON object"},
 		{[]string{"run", "$DIR", "greet", "--args", `{"a":1,"a":2}`}, exitcode.Usage, "airlock run: --args must be one JSON object"},
-		{[]string{"run", "$DIR/absent", "greet"}, exitcode.Usage, "airlock run: $DIR/absent is not a folder"},
+		{[]string{"run", "$DIR/absent", "greet"}, exitcode.Usage, "airlock run: $DIR/absent: no such folder"},
 		{[]string{"run", "$DIR", "greet"}, exitcode.Refused, "airlock run: module-missing: module greet.wasm: "},
 	} {
 		c.check(t, nil, fresh)

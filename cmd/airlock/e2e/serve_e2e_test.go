@@ -160,8 +160,10 @@ func TestServeRefusesBadStarts(t *testing.T) {
 		"bad log level":                {[]string{"serve", "--log-level", "loud"}, nil, "log_level"},
 		"token file readable":          {[]string{"serve", "--token-file", tokenFile}, nil, "chmod 600"},
 		"token twice":                  {[]string{"serve", "--token-file", tokenFile}, tokenEnv(), "once"},
-		"missing config file":          {[]string{"serve", "--config", "/nonexistent/airlock.yaml"}, nil, "airlock.yaml"},
-		"missing plugins dir":          {[]string{"serve", "--listen", "127.0.0.1:0", "--plugins", "/nonexistent/plugins"}, nil, "plugins"},
+		"missing config file":          {[]string{"serve", "--config", "/nonexistent/airlock.yaml"}, nil, "airlock serve: --config /nonexistent/airlock.yaml: no such file\n"},
+		"missing plugins dir":          {[]string{"serve", "--listen", "127.0.0.1:0", "--plugins", "/nonexistent/plugins"}, nil, "airlock serve: --plugins /nonexistent/plugins: no such folder\n"},
+		"missing root":                 {[]string{"serve", "--listen", "127.0.0.1:0", "--root", "notes=/nonexistent/notes"}, nil, "airlock serve: --root notes=/nonexistent/notes: no such folder\n"},
+		"missing token file":           {[]string{"serve", "--listen", "127.0.0.1:0", "--token-file", "/nonexistent/token"}, nil, "airlock serve: --token-file /nonexistent/token: no such file\n"},
 		"config file with unknown key": {[]string{"serve", "--config", writeFile(t, "c.yaml", "listne: x\n")}, nil, "listne"},
 	}
 	for name, c := range cases {
@@ -175,6 +177,9 @@ func TestServeRefusesBadStarts(t *testing.T) {
 			code, stdout, stderr := runCLIWithin(t, refusalDeadline, c.env, args...)
 			if code == 0 {
 				t.Fatalf("exit 0; stdout %q", stdout)
+			}
+			if stdout != "" {
+				t.Errorf("refused after it started: stdout %q", stdout)
 			}
 			if !strings.Contains(stderr, c.want) {
 				t.Errorf("stderr does not name the problem (%q):\n%s", c.want, stderr)
