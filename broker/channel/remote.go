@@ -326,7 +326,9 @@ func hold(a wire.Answer, b wire.Bounds) (wire.Answer, bool) {
 		a.Why = wire.PeerWhy(a.Why)
 	}
 	if a.OK && !b.OutputFits(a.Observed) {
-		return wire.Refuse(a.CallID, wire.OutputTooLarge, a.Budget), true
+		over := wire.Refuse(a.CallID, wire.OutputTooLarge, a.Budget)
+		over.Why = wire.OutputWhy(len(a.Observed), b.MaxOutputBytes)
+		return over, true
 	}
 	return a, true
 }
