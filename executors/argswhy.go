@@ -76,7 +76,8 @@ const (
 // unexpected renders an additionalProperties failure within half of
 // wire.MaxWhyBytes (the rest is for the other failure): the object's
 // pointer unless it is the root, the unexpected keys (cleaned, cut, at
-// most maxKeysInWhy) and the properties the schema declares there.
+// most maxKeysInWhy) and the properties the schema declares there, when
+// they are all it allows.
 func (c argsCause) unexpected(s *toolschema.Schema) string {
 	var b strings.Builder
 	if len(c.tokens) > 0 {
@@ -97,7 +98,10 @@ func (c argsCause) unexpected(s *toolschema.Schema) string {
 		}
 		b.WriteString(` "` + wire.CleanWhy(k, maxKeyBytes) + `"`)
 	}
-	if allowed := s.Properties(c.schemaURL); len(allowed) > 0 {
+	switch allowed, ok := s.Properties(c.schemaURL); {
+	case ok && len(allowed) == 0:
+		b.WriteString("; allowed: none")
+	case ok:
 		b.WriteString("; allowed: " + strings.Join(allowed, ", "))
 	}
 	return wire.CleanWhy(b.String(), wire.MaxWhyBytes/2)

@@ -96,17 +96,22 @@ func TestArgsWhyDeterministic(t *testing.T) {
 // wire.MaxWhyBytes is cut on a UTF-8 boundary, keeping the keyword.
 func TestArgsWhyCleansAndCutsKeys(t *testing.T) {
 	s := compileOne(t, `{"type":"object","additionalProperties":false}`)
-	if got := whyOf(s, `{"x\u001b[2J\u202e\u200fy\u2028":1}`); got != `unexpected key "x[2Jy"` {
+	if got := whyOf(s, `{"x\u001b[2J\u202e\u200fy\u2028":1}`); got != `unexpected key "x[2Jy"; allowed: none` {
 		t.Errorf("control characters kept: %q", got)
 	}
 	long := strings.Repeat("é", 2000)
 	got := whyOf(s, `{"`+long+`":1}`)
-	if want := `unexpected key "` + strings.Repeat("é", 32) + `"`; got != want {
+	if want := `unexpected key "` + strings.Repeat("é", 32) + `"; allowed: none`; got != want {
 		t.Errorf("long unexpected key: %d bytes, %.40q…", len(got), got)
 	}
 	deep := compileOne(t, `{"type":"object","properties":{"o":{"type":"object","properties":{"k":{}},"additionalProperties":false}}}`)
 	if got, want := whyOf(deep, `{"o":{"kk":"secret-value"}}`), `/o: unexpected key "kk"; allowed: k`; got != want {
 		t.Errorf("nested unexpected key: %q, want %q", got, want)
+	}
+	// patternProperties allows more than properties lists: no list.
+	patterned := compileOne(t, `{"type":"object","properties":{"a":{}},"patternProperties":{"^x-":{}},"additionalProperties":false}`)
+	if got, want := whyOf(patterned, `{"b":1}`), `unexpected key "b"`; got != want {
+		t.Errorf("patternProperties: %q, want %q", got, want)
 	}
 	// A pointer too long for wire.MaxWhyBytes is cut, never the keyword.
 	typed := compileOne(t, `{"type":"object","additionalProperties":{"type":"integer"}}`)

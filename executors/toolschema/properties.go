@@ -16,23 +16,23 @@ const documentURL = "https://airlock.invalid/input-schema.json"
 // Properties lists, sorted, the names that the properties keyword
 // declares in the subschema at location (a *jsonschema.ValidationError's
 // SchemaURL), so an args-invalid why can tell the caller which keys an
-// object may have. It is nil when location is not in the admitted
-// document or declares no properties. These are the schema's names, not
-// the caller's.
-func (s *Schema) Properties(location string) []string {
-	base, frag, ok := strings.Cut(location, "#")
-	if !ok || base != documentURL {
-		return nil
+// object may have. ok is false when that is not a complete list: location
+// is not in the admitted document, or patternProperties allows more.
+// These are the schema's names, not the caller's.
+func (s *Schema) Properties(location string) (names []string, ok bool) {
+	base, frag, found := strings.Cut(location, "#")
+	if !found || base != documentURL {
+		return nil, false
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.raw))
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	_, v, err := (&schemaWalk{root: doc}).resolve("#" + frag)
-	if err != nil {
-		return nil
+	m, isObject := v.(map[string]any)
+	if _, patterns := m["patternProperties"]; err != nil || !isObject || patterns {
+		return nil, false
 	}
-	m, _ := v.(map[string]any)
 	props, _ := m["properties"].(map[string]any)
-	return slices.Sorted(maps.Keys(props))
+	return slices.Sorted(maps.Keys(props)), true
 }
