@@ -32,6 +32,21 @@ func (k Kind) offline() wire.Rule { return k.pick(wire.NoPage, wire.MachineUnrea
 func (k Kind) timeout() wire.Rule { return k.pick(wire.PageTimeout, wire.MachineTimeout) }
 func (k Kind) closed() wire.Rule  { return k.pick(wire.PageClosed, wire.MachineClosed) }
 
+// timeoutWhy is page-timeout's and machine-timeout's why: the peer did
+// not answer within timeout, which is the descriptor's timeoutMs plus
+// the broker's channel.grace_ms.
+func (k Kind) timeoutWhy(b wire.Bounds, timeout time.Duration) string {
+	who := "the environment"
+	if k == Page {
+		who = "the page executor"
+	}
+	grace := timeout.Milliseconds() - int64(b.TimeoutMs)
+	if grace < 0 {
+		return fmt.Sprintf("%s did not answer within %d ms", who, timeout.Milliseconds())
+	}
+	return fmt.Sprintf("%s did not answer within bounds.timeoutMs %d ms plus channel.grace_ms %d ms", who, b.TimeoutMs, grace)
+}
+
 func (k Kind) pick(page, machine wire.Rule) wire.Rule {
 	if k == Page {
 		return page
@@ -189,7 +204,9 @@ func (r *Remote) Ask(ctx context.Context, c wire.Call, b wire.Bounds, timeout ti
 		// fired (and Take took its tick).
 		expired = ctx.Err() == nil
 	}
-	if r.settle(id, wire.Refuse(id, r.kind.timeout(), nil)) && expired {
+	late := wire.Refuse(id, r.kind.timeout(), nil)
+	late.Why = r.kind.timeoutWhy(b, timeout)
+	if r.settle(id, late) && expired {
 		r.m.ChannelTimeouts.WithLabelValues(string(r.kind)).Inc()
 	}
 	a := <-p.done
