@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -79,7 +80,9 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	case p.sem <- struct{}{}:
 		defer func() { <-p.sem }()
 	default:
-		return refuse(wire.Overloaded)
+		a := refuse(wire.Overloaded)
+		a.Why = fmt.Sprintf("the descriptor already runs exec.max_concurrent %d calls", p.rt.cfg.MaxConcurrent)
+		return a
 	}
 	return p.run(ctx, c.CallID, c.Tool, args)
 }

@@ -218,7 +218,9 @@ func TestOverloaded(t *testing.T) {
 	g := newGate(t)
 	forStyles(t, Config{MaxConcurrent: 1}, g.bounds(), func(t *testing.T, p *Program) {
 		done := g.hold(t, p)
-		wantRule(t, call(t, p, "echo", `{}`), wire.Overloaded)
+		a := call(t, p, "echo", `{}`)
+		wantRule(t, a, wire.Overloaded)
+		wantRefusalWhy(t, a, "the descriptor already runs exec.max_concurrent 1 calls")
 		g.open()
 		wantOK(t, <-done)
 		wantOK(t, call(t, p, "echo", `{}`))

@@ -36,15 +36,19 @@ func (k Kind) closed() wire.Rule  { return k.pick(wire.PageClosed, wire.MachineC
 // not answer within timeout, which is the descriptor's timeoutMs plus
 // the broker's channel.grace_ms.
 func (k Kind) timeoutWhy(b wire.Bounds, timeout time.Duration) string {
-	who := "the environment"
-	if k == Page {
-		who = "the page executor"
-	}
 	grace := timeout.Milliseconds() - int64(b.TimeoutMs)
 	if grace < 0 {
-		return fmt.Sprintf("%s did not answer within %d ms", who, timeout.Milliseconds())
+		return fmt.Sprintf("%s did not answer within %d ms", k.who(), timeout.Milliseconds())
 	}
-	return fmt.Sprintf("%s did not answer within bounds.timeoutMs %d ms plus channel.grace_ms %d ms", who, b.TimeoutMs, grace)
+	return fmt.Sprintf("%s did not answer within bounds.timeoutMs %d ms plus channel.grace_ms %d ms", k.who(), b.TimeoutMs, grace)
+}
+
+// who names the peer in a why.
+func (k Kind) who() string {
+	if k == Page {
+		return "the page executor"
+	}
+	return "the environment"
 }
 
 func (k Kind) pick(page, machine wire.Rule) wire.Rule {
@@ -184,7 +188,11 @@ func (r *Remote) Ask(ctx context.Context, c wire.Call, b wire.Bounds, timeout ti
 	}
 	id, p, refused := r.register(c.CallID, b)
 	if refused != "" {
-		return wire.Refuse(c.CallID, refused, nil)
+		a := wire.Refuse(c.CallID, refused, nil)
+		if refused == wire.Overloaded {
+			a.Why = fmt.Sprintf("%s already has channel.max_inflight %d calls in flight", r.kind.who(), r.max)
+		}
+		return a
 	}
 	deadline := time.Now().Add(timeout)
 	p.start(timeout)

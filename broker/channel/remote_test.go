@@ -311,6 +311,9 @@ func TestRemoteOverloaded(t *testing.T) {
 	l.next(t)
 	a := d.Ask(context.Background(), call("3", "x"), testBounds, time.Hour)
 	wantRule(t, a, wire.Overloaded)
+	if want := "the page executor already has channel.max_inflight 2 calls in flight"; a.Why != want {
+		t.Errorf("why %q, want %q", a.Why, want)
+	}
 	if len(l.ids) != 2 {
 		t.Errorf("%d frames sent, want 2", len(l.ids))
 	}
