@@ -8,14 +8,18 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// argsWhy names what failed the tool's inputSchema (PROTOCOL section 8):
-// "<JSON Pointer of the failing value>: <schema keyword>", for example
-// "/b: required" or "/path: type". It is built only from the schema's
-// keywords and the keys and indexes on the way to the value, never from
-// a value, so it cannot echo a secret passed as an argument.
+// argsWhy names what failed the tool's inputSchema s (PROTOCOL section
+// 8): "<JSON Pointer of the failing value>: <schema keyword>", for example
+// "/b: required" or "/path: type". Keys the schema does not allow come
+// first, by name with the keys it does: `unexpected key "pth"; allowed:
+// path; /path: required`, as a misspelt key is the likeliest cause of the
+// rest. It is built only from the schema's keywords and property names
+// and the keys and indexes on the way to the value, never from a value,
+// so it cannot echo a secret passed as an argument.
 //
 // The validator reports every failure, in an order that follows Go's map
 // iteration; of them it names the deepest (the most specific), ties
@@ -23,28 +27,84 @@ import (
 // anyOf and oneOf are named as such rather than by one branch's failure,
 // which would tell the caller to fix something another branch does not
 // need.
-func argsWhy(err error) string {
+func argsWhy(err error, s *toolschema.Schema) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return wire.ArgsInvalid.Why()
 	}
-	var best *argsCause
+	var best, extra *argsCause
 	for c := range argsCauses(ve) {
-		if best == nil || c.before(*best) {
+		switch {
+		case c.extra != nil:
+			if extra == nil || c.before(*extra) {
+				extra = &c
+			}
+		case best == nil || c.before(*best):
 			best = &c
 		}
 	}
-	if best == nil {
-		return wire.ArgsInvalid.Why()
+	switch {
+	case extra != nil:
+		head := extra.unexpected(s)
+		if best == nil {
+			return head
+		}
+		return head + "; " + best.why(wire.MaxWhyBytes-len(head)-len("; "))
+	case best != nil:
+		return best.why(wire.MaxWhyBytes)
 	}
-	return best.why()
+	return wire.ArgsInvalid.Why()
 }
 
 // argsCause is one failure: where (the pointer's reference tokens) and
-// which keyword.
+// which keyword. For additionalProperties, extra holds the keys the
+// schema at schemaURL does not allow.
 type argsCause struct {
-	tokens  []string
-	keyword string
+	tokens    []string
+	keyword   string
+	extra     []string
+	schemaURL string
+}
+
+// maxKeysInWhy and maxKeyBytes bound the unexpected keys an args-invalid
+// why lists, and each key's length in it.
+const (
+	maxKeysInWhy = 4
+	maxKeyBytes  = 64
+)
+
+// unexpected renders an additionalProperties failure within half of
+// wire.MaxWhyBytes (the rest is for the other failure): the object's
+// pointer unless it is the root, the unexpected keys (cleaned, cut, at
+// most maxKeysInWhy) and the properties the schema declares there, when
+// they are all it allows.
+func (c argsCause) unexpected(s *toolschema.Schema) string {
+	var b strings.Builder
+	if len(c.tokens) > 0 {
+		b.WriteString(pointer(c.tokens))
+		b.WriteString(": ")
+	}
+	b.WriteString("unexpected key")
+	if len(c.extra) > 1 {
+		b.WriteByte('s')
+	}
+	for i, k := range c.extra {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if i == maxKeysInWhy {
+			b.WriteString(" …")
+			break
+		}
+		b.WriteString(` "` + wire.CleanWhy(k, maxKeyBytes) + `"`)
+	}
+	switch allowed, ok := s.Properties(c.schemaURL); {
+	case ok && len(allowed) == 0:
+		b.WriteString("; allowed: none")
+	case ok:
+		b.WriteString("; allowed: " + strings.Join(allowed, ", "))
+	}
+	return wire.CleanWhy(b.String(), wire.MaxWhyBytes/2)
 }
 
 // before orders causes: deeper first, then by pointer, then by keyword.
@@ -58,17 +118,22 @@ func (c argsCause) before(o argsCause) bool {
 	return c.keyword < o.keyword
 }
 
-// why renders the cause within wire.MaxWhyBytes. A key is text from the
+// why renders the cause within limit bytes. A key is text from the
 // caller: its control and bidirectional characters are dropped as in any
 // why, and a pointer too long to fit is cut, never the keyword.
-func (c argsCause) why() string {
+func (c argsCause) why(limit int) string {
+	suffix := ": " + c.keyword
+	return wire.CleanWhy(pointer(c.tokens), limit-len(suffix)) + suffix
+}
+
+// pointer is the JSON Pointer of tokens.
+func pointer(tokens []string) string {
 	var p strings.Builder
-	for _, t := range c.tokens {
+	for _, t := range tokens {
 		p.WriteByte('/')
 		p.WriteString(pointerEscape.Replace(t))
 	}
-	suffix := ": " + c.keyword
-	return wire.CleanWhy(p.String(), wire.MaxWhyBytes-len(suffix)) + suffix
+	return p.String()
 }
 
 // pointerEscape escapes a reference token (RFC 6901).
@@ -115,7 +180,8 @@ func leafCause(e *jsonschema.ValidationError) argsCause {
 		c.under(k.Missing)
 	case *kind.AdditionalProperties:
 		c.keyword = "additionalProperties"
-		c.under(slices.Sorted(slices.Values(k.Properties)))
+		c.extra = slices.Sorted(slices.Values(k.Properties))
+		c.schemaURL = e.SchemaURL
 	case *kind.PropertyNames:
 		c.keyword = "propertyNames"
 		c.under([]string{k.Property})

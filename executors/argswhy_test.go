@@ -48,7 +48,9 @@ func TestArgsWhyNamesPointerAndKeyword(t *testing.T) {
 		{`{"a":"xy","b":0}`, "/b: minimum"},
 		{`{"a":"x","b":1}`, "/a: minLength"},
 		{`{"a":"yy","b":1}`, "/a: pattern"},
-		{`{"a":"xy","b":1,"zz":1,"yy":2}`, "/yy: additionalProperties"},
+		{`{"a":"xy","b":1,"zz":1,"yy":2}`, `unexpected keys "yy", "zz"; allowed: a, b, c, either, list, n, ref`},
+		{`{"pth":"secret-value"}`, `unexpected key "pth"; allowed: a, b, c, either, list, n, ref; /a: required`},
+		{`{"a":"xy","b":1,"k1":1,"k2":1,"k3":1,"k4":1,"k5":1}`, `unexpected keys "k1", "k2", "k3", "k4", …; allowed: a, b, c, either, list, n, ref`},
 		{`{"a":"xy","b":1,"list":[{"k":"p"},{},{"k":"r"}]}`, "/list/1/k: required"},
 		{`{"a":"xy","b":1,"list":[{"k":"p"},{"k":"r"}]}`, "/list/1/k: enum"},
 		{`{"a":"xy","b":1,"list":[{"k":"p"},5]}`, "/list/1: type"},
@@ -56,7 +58,7 @@ func TestArgsWhyNamesPointerAndKeyword(t *testing.T) {
 		{`{"a":"xy","b":1,"c":"guess"}`, "/c: const"},
 		{`{"a":"xy","b":1,"n":null}`, "/n: not"},
 		{`{"a":"xy","b":1,"ref":-1}`, "/ref: exclusiveMinimum"},
-		{`{"a":"xy","b":1,"a/b~c":1}`, "/a~1b~0c: additionalProperties"},
+		{`{"a":"xy","b":1,"a/b~c":1}`, `unexpected key "a/b~c"; allowed: a, b, c, either, list, n, ref`},
 		{`{"a":"xy","b":1,"ref":1}`, ""},
 	}
 	for _, c := range cases {
@@ -94,12 +96,27 @@ func TestArgsWhyDeterministic(t *testing.T) {
 // wire.MaxWhyBytes is cut on a UTF-8 boundary, keeping the keyword.
 func TestArgsWhyCleansAndCutsKeys(t *testing.T) {
 	s := compileOne(t, `{"type":"object","additionalProperties":false}`)
-	if got := whyOf(s, `{"x\u001b[2J\u202e\u200fy\u2028":1}`); got != "/x[2Jy: additionalProperties" {
+	if got := whyOf(s, `{"x\u001b[2J\u202e\u200fy\u2028":1}`); got != `unexpected key "x[2Jy"; allowed: none` {
 		t.Errorf("control characters kept: %q", got)
 	}
 	long := strings.Repeat("é", 2000)
 	got := whyOf(s, `{"`+long+`":1}`)
-	if len(got) > wire.MaxWhyBytes || !utf8.ValidString(got) || !strings.HasSuffix(got, ": additionalProperties") ||
+	if want := `unexpected key "` + strings.Repeat("é", 32) + `"; allowed: none`; got != want {
+		t.Errorf("long unexpected key: %d bytes, %.40q…", len(got), got)
+	}
+	deep := compileOne(t, `{"type":"object","properties":{"o":{"type":"object","properties":{"k":{}},"additionalProperties":false}}}`)
+	if got, want := whyOf(deep, `{"o":{"kk":"secret-value"}}`), `/o: unexpected key "kk"; allowed: k`; got != want {
+		t.Errorf("nested unexpected key: %q, want %q", got, want)
+	}
+	// patternProperties allows more than properties lists: no list.
+	patterned := compileOne(t, `{"type":"object","properties":{"a":{}},"patternProperties":{"^x-":{}},"additionalProperties":false}`)
+	if got, want := whyOf(patterned, `{"b":1}`), `unexpected key "b"`; got != want {
+		t.Errorf("patternProperties: %q, want %q", got, want)
+	}
+	// A pointer too long for wire.MaxWhyBytes is cut, never the keyword.
+	typed := compileOne(t, `{"type":"object","additionalProperties":{"type":"integer"}}`)
+	got = whyOf(typed, `{"`+long+`":"v"}`)
+	if len(got) > wire.MaxWhyBytes || !utf8.ValidString(got) || !strings.HasSuffix(got, ": type") ||
 		!strings.HasPrefix(got, "/éé") {
 		t.Errorf("long key: %d bytes, %.40q…", len(got), got)
 	}

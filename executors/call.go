@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -54,7 +55,9 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	}
 	schema, ok := p.schemas[c.Tool]
 	if !ok {
-		return refuse(wire.UnknownTool)
+		a := refuse(wire.UnknownTool)
+		a.Why = wire.UnknownToolWhy(c.Tool, p.d.DescriptorID)
+		return a
 	}
 	ctx, stop := p.timeBound(ctx)
 	defer stop()
@@ -62,7 +65,11 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	if err != nil {
 		rule := stoppedRule(ctx)
 		p.log.Warn("call refused", "tool", c.Tool, "callId", c.CallID, "refused", string(rule), "err", err)
-		return refuse(rule)
+		a := refuse(rule)
+		if rule == wire.ExecTimeout {
+			a.Why = wire.TimeoutWhy(p.d.Bounds.TimeoutMs)
+		}
+		return a
 	}
 	if why != "" {
 		a := refuse(wire.ArgsInvalid)
@@ -73,7 +80,9 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	case p.sem <- struct{}{}:
 		defer func() { <-p.sem }()
 	default:
-		return refuse(wire.Overloaded)
+		a := refuse(wire.Overloaded)
+		a.Why = fmt.Sprintf("the descriptor already runs exec.max_concurrent %d calls", p.rt.cfg.MaxConcurrent)
+		return a
 	}
 	return p.run(ctx, c.CallID, c.Tool, args)
 }
@@ -101,7 +110,7 @@ func validArgs(ctx context.Context, s *toolschema.Schema, raw json.RawMessage) (
 	case err == nil:
 		return args, "", nil
 	case errors.As(err, &ve):
-		return nil, argsWhy(err), nil
+		return nil, argsWhy(err, s), nil
 	default:
 		return nil, "", err
 	}
@@ -156,7 +165,8 @@ type callState struct {
 	callID, tool string
 	used         int       // fetches started, see fetch.go
 	rule         wire.Rule // set by a host function that ended the call
-	outputOver   bool
+	outputOver   bool      // reading stopped at the output bound
+	outputBytes  int       // the compact output's size, when over the bound
 	alloc        *limitedAllocator
 	stderr       boundedBuffer
 	logLines     int
@@ -202,6 +212,7 @@ func (s *callState) finish(out []byte, err error) wire.Answer {
 		return wire.Observed(s.callID, obs, b)
 	}
 	a := wire.Refuse(s.callID, rule, b)
+	a.Why = s.why(rule)
 	if rule == wire.Cancelled {
 		s.logger().Info("call cancelled", "err", err)
 		return a
@@ -233,6 +244,7 @@ func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, 
 			return nil, wire.ExecThrew, errBadResult
 		}
 		if !s.p.d.Bounds.OutputFits(obs) {
+			s.outputBytes = len(obs)
 			return nil, wire.OutputTooLarge, errOutputOver
 		}
 		return obs, "", nil
@@ -247,6 +259,24 @@ func (s *callState) verdict(out []byte, err error) (json.RawMessage, wire.Rule, 
 		return nil, wire.Cancelled, err
 	}
 	return nil, wire.ExecThrew, err
+}
+
+// why is the refusal's why: for a rule a bound decides, the bound with its
+// value and what the call reached (wire.OutputWhy and its kin), else the
+// rule's static text.
+func (s *callState) why(rule wire.Rule) string {
+	b := s.p.d.Bounds
+	switch rule {
+	case wire.ExecTimeout:
+		return wire.TimeoutWhy(b.TimeoutMs)
+	case wire.MemoryExhausted:
+		return wire.MemoryWhy(s.alloc.asked(), b.MemoryMiB)
+	case wire.OutputTooLarge:
+		return wire.OutputWhy(s.outputBytes, b.MaxOutputBytes)
+	case wire.BudgetExhausted:
+		return wire.BudgetWhy(b.MaxRequests)
+	}
+	return rule.Why()
 }
 
 func (s *callState) logger() *slog.Logger {

@@ -146,11 +146,13 @@ func TestFetchBudget(t *testing.T) {
 		a = call(t, p, "fetchn", args(3))
 		wantRule(t, a, wire.BudgetExhausted)
 		wantBudget(t, a, 2, 2)
+		wantRefusalWhy(t, a, "the tool tried fetch 3, over bounds.maxRequests 2")
 	})
 	forStyles(t, Config{}, fetchBounds(0, srv.hostport()), func(t *testing.T, p *Program) {
 		a := call(t, p, "fetch", fmt.Sprintf(`{"url":%q}`, srv.URL+"/ok"))
 		wantRule(t, a, wire.BudgetExhausted)
 		wantBudget(t, a, 0, 0)
+		wantRefusalWhy(t, a, "the tool tried fetch 1, over bounds.maxRequests 0")
 	})
 }
 

@@ -138,8 +138,8 @@ func (p *Program) compile(ctx context.Context, module []byte) error {
 	}
 	limit := uint64(p.d.Bounds.MemoryMiB) << 20
 	if info.minPages*pageBytes > limit {
-		return admission(ReasonMemoryInvalid,
-			fmt.Errorf("memory minimum of %d pages is over memoryMiB", info.minPages))
+		return admission(ReasonMemoryInvalid, fmt.Errorf("the module declares at least %d MiB of memory, over bounds.memoryMiB %d",
+			(info.minPages*pageBytes+1<<20-1)>>20, p.d.Bounds.MemoryMiB))
 	}
 	return nil
 }

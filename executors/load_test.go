@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/airlock/airlock/executors/testkit"
@@ -55,6 +56,13 @@ func TestAdmission(t *testing.T) {
 		if p != nil {
 			t.Fatalf("%s: a refused Load returned a program", c.file)
 		}
+	}
+	// memory-invalid names the bound the operator sets, in its unit.
+	b := defaultBounds()
+	b.MemoryMiB = 64
+	_, err := r.Load(context.Background(), guestDescriptor("guest", b), testkit.Fixture(t, "hugemem.wasm"))
+	if want := "the module declares at least 128 MiB of memory, over bounds.memoryMiB 64"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("memory-invalid: %v, want %q", err, want)
 	}
 	for _, bad := range [][]byte{nil, []byte("not wasm"), guest[:len(guest)/2]} {
 		_, err := r.Load(context.Background(), guestDescriptor("guest", defaultBounds()), bad)

@@ -19,6 +19,7 @@ type linearMemory struct {
 	buf       []byte
 	high      int // the longest buf has been: every byte the guest could reach
 	exhausted atomic.Bool
+	asked     atomic.Uint64 // the size of the grow refused, for the why
 }
 
 // limitedAllocator hands out one linearMemory and keeps it so the caller
@@ -56,6 +57,15 @@ func (a *limitedAllocator) Allocate(capHint, _ uint64) experimental.LinearMemory
 // exhausted reports whether the instance's memory was refused growth.
 func (a *limitedAllocator) exhausted() bool { return a.mem != nil && a.mem.exhausted.Load() }
 
+// asked is the memory size, in bytes, whose grow was refused; 0 if none
+// was.
+func (a *limitedAllocator) asked() uint64 {
+	if a == nil || a.mem == nil || !a.mem.exhausted.Load() {
+		return 0
+	}
+	return a.mem.asked.Load()
+}
+
 // reset forgets a past refusal, so a pooled instance is judged per call.
 func (a *limitedAllocator) reset() {
 	if a.mem != nil {
@@ -85,6 +95,7 @@ func (a *limitedAllocator) recycle() {
 // costs amortised copies, as wazero's own growth does.
 func (m *linearMemory) Reallocate(size uint64) []byte {
 	if size > m.limit {
+		m.asked.Store(size)
 		m.exhausted.Store(true)
 		return nil
 	}

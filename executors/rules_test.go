@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -50,7 +51,9 @@ func TestExecTimeout(t *testing.T) {
 	forStyles(t, Config{}, b, func(t *testing.T, p *Program) {
 		for _, c := range [][2]string{{"loop", `{}`}, {"sleep", `{"ms":600000}`}} {
 			start := time.Now()
-			wantRule(t, call(t, p, c[0], c[1]), wire.ExecTimeout)
+			a := call(t, p, c[0], c[1])
+			wantRule(t, a, wire.ExecTimeout)
+			wantRefusalWhy(t, a, "the tool ran past bounds.timeoutMs 300 ms")
 			if d := time.Since(start); d < 300*time.Millisecond {
 				t.Fatalf("%s refused after %v, before its deadline", c[0], d)
 			}
@@ -91,7 +94,13 @@ func TestMemoryExhausted(t *testing.T) {
 	b.TimeoutMs = 20000
 	forStyles(t, Config{}, b, func(t *testing.T, p *Program) {
 		wantOK(t, call(t, p, "echo", `{}`)) // the module itself fits in 32 MiB
-		wantRule(t, call(t, p, "membomb", `{}`), wire.MemoryExhausted)
+		a := call(t, p, "membomb", `{}`)
+		wantRule(t, a, wire.MemoryExhausted)
+		// The why names the bound in MiB and the size asked for, over it.
+		var asked int
+		if _, err := fmt.Sscanf(a.Why, "the tool asked for %d MiB of memory, over bounds.memoryMiB 32", &asked); err != nil || asked <= 32 {
+			t.Errorf("memory-exhausted why %q", a.Why)
+		}
 		wantOK(t, call(t, p, "echo", `{}`)) // and the program is still usable
 	})
 }
@@ -128,8 +137,13 @@ func TestOutputTooLarge(t *testing.T) {
 		if len(m["s"].(string)) != 991 {
 			t.Fatalf("bigout wrote %d characters", len(m["s"].(string)))
 		}
-		wantRule(t, call(t, p, "bigout", `{"n":1001}`), wire.OutputTooLarge)
-		wantRule(t, call(t, p, "bigout", `{"n":10000000}`), wire.OutputTooLarge)
+		a := call(t, p, "bigout", `{"n":1001}`)
+		wantRule(t, a, wire.OutputTooLarge)
+		wantRefusalWhy(t, a, "the tool's output was 1001 bytes, over bounds.maxOutputBytes 1000")
+		// Reading stopped at the bound: the size is not known.
+		a = call(t, p, "bigout", `{"n":10000000}`)
+		wantRule(t, a, wire.OutputTooLarge)
+		wantRefusalWhy(t, a, "the tool's output was more than 1000 bytes (bounds.maxOutputBytes)")
 	})
 }
 
@@ -161,7 +175,9 @@ func TestBoundsMismatch(t *testing.T) {
 
 func TestUnknownTool(t *testing.T) {
 	forStyles(t, Config{}, defaultBounds(), func(t *testing.T, p *Program) {
-		wantRule(t, call(t, p, "no_such_tool", `{}`), wire.UnknownTool)
+		a := call(t, p, "no_such_tool", `{}`)
+		wantRule(t, a, wire.UnknownTool)
+		wantRefusalWhy(t, a, `the descriptor "guest" declares no tool "no_such_tool"`)
 	})
 }
 
@@ -174,7 +190,9 @@ func TestArgsInvalid(t *testing.T) {
 	static := wire.ArgsInvalid.Why()
 	for _, c := range []struct{ args, why string }{
 		{`{}`, "/n: required"}, {`{"n":"3"}`, "/n: type"}, {`{"n":0}`, "/n: minimum"},
-		{`{"n":1,"x":2}`, "/x: additionalProperties"}, {`{"n":1,"n":2}`, static},
+		{`{"n":1,"x":2}`, `unexpected key "x"; allowed: n`},
+		{`{"x":"secret-value"}`, `unexpected key "x"; allowed: n; /n: required`},
+		{`{"n":1,"n":2}`, static},
 		{`[1]`, static}, {`"s"`, static}, {`{"n":1`, static}, {"{\"n\":1,\"s\":\"\xff\"}", static},
 	} {
 		a := call(t, p, "echo", c.args)
@@ -188,11 +206,21 @@ func TestArgsInvalid(t *testing.T) {
 	}
 }
 
+// wantRefusalWhy fails unless a's why is want.
+func wantRefusalWhy(t *testing.T, a wire.Answer, want string) {
+	t.Helper()
+	if a.Why != want {
+		t.Errorf("why %q, want %q", a.Why, want)
+	}
+}
+
 func TestOverloaded(t *testing.T) {
 	g := newGate(t)
 	forStyles(t, Config{MaxConcurrent: 1}, g.bounds(), func(t *testing.T, p *Program) {
 		done := g.hold(t, p)
-		wantRule(t, call(t, p, "echo", `{}`), wire.Overloaded)
+		a := call(t, p, "echo", `{}`)
+		wantRule(t, a, wire.Overloaded)
+		wantRefusalWhy(t, a, "the descriptor already runs exec.max_concurrent 1 calls")
 		g.open()
 		wantOK(t, <-done)
 		wantOK(t, call(t, p, "echo", `{}`))

@@ -68,7 +68,9 @@ func TestHostileArgsStopAtTheTimeBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRule(t, call(t, p, "echo", hostileArgs), wire.ExecTimeout)
+	a := call(t, p, "echo", hostileArgs)
+	wantRule(t, a, wire.ExecTimeout)
+	wantRefusalWhy(t, a, "the tool ran past bounds.timeoutMs 100 ms")
 }
 
 // TestHostileArgsStopWhenTheCallerLeaves: a caller already gone is not

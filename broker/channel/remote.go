@@ -32,6 +32,25 @@ func (k Kind) offline() wire.Rule { return k.pick(wire.NoPage, wire.MachineUnrea
 func (k Kind) timeout() wire.Rule { return k.pick(wire.PageTimeout, wire.MachineTimeout) }
 func (k Kind) closed() wire.Rule  { return k.pick(wire.PageClosed, wire.MachineClosed) }
 
+// timeoutWhy is page-timeout's and machine-timeout's why: the peer did
+// not answer within timeout, which is the descriptor's timeoutMs plus
+// the broker's channel.grace_ms.
+func (k Kind) timeoutWhy(b wire.Bounds, timeout time.Duration) string {
+	grace := timeout.Milliseconds() - int64(b.TimeoutMs)
+	if grace < 0 {
+		return fmt.Sprintf("%s did not answer within %d ms", k.who(), timeout.Milliseconds())
+	}
+	return fmt.Sprintf("%s did not answer within bounds.timeoutMs %d ms plus channel.grace_ms %d ms", k.who(), b.TimeoutMs, grace)
+}
+
+// who names the peer in a why.
+func (k Kind) who() string {
+	if k == Page {
+		return "the page executor"
+	}
+	return "the environment"
+}
+
 func (k Kind) pick(page, machine wire.Rule) wire.Rule {
 	if k == Page {
 		return page
@@ -169,7 +188,11 @@ func (r *Remote) Ask(ctx context.Context, c wire.Call, b wire.Bounds, timeout ti
 	}
 	id, p, refused := r.register(c.CallID, b)
 	if refused != "" {
-		return wire.Refuse(c.CallID, refused, nil)
+		a := wire.Refuse(c.CallID, refused, nil)
+		if refused == wire.Overloaded {
+			a.Why = fmt.Sprintf("%s already has channel.max_inflight %d calls in flight", r.kind.who(), r.max)
+		}
+		return a
 	}
 	deadline := time.Now().Add(timeout)
 	p.start(timeout)
@@ -189,7 +212,9 @@ func (r *Remote) Ask(ctx context.Context, c wire.Call, b wire.Bounds, timeout ti
 		// fired (and Take took its tick).
 		expired = ctx.Err() == nil
 	}
-	if r.settle(id, wire.Refuse(id, r.kind.timeout(), nil)) && expired {
+	late := wire.Refuse(id, r.kind.timeout(), nil)
+	late.Why = r.kind.timeoutWhy(b, timeout)
+	if r.settle(id, late) && expired {
 		r.m.ChannelTimeouts.WithLabelValues(string(r.kind)).Inc()
 	}
 	a := <-p.done
@@ -326,7 +351,9 @@ func hold(a wire.Answer, b wire.Bounds) (wire.Answer, bool) {
 		a.Why = wire.PeerWhy(a.Why)
 	}
 	if a.OK && !b.OutputFits(a.Observed) {
-		return wire.Refuse(a.CallID, wire.OutputTooLarge, a.Budget), true
+		over := wire.Refuse(a.CallID, wire.OutputTooLarge, a.Budget)
+		over.Why = wire.OutputWhy(len(a.Observed), b.MaxOutputBytes)
+		return over, true
 	}
 	return a, true
 }

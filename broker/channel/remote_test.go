@@ -171,8 +171,15 @@ func TestRemoteRuntimeRefusalsPassUnchanged(t *testing.T) {
 func TestRemoteTimeout(t *testing.T) {
 	for kind, rule := range map[Kind]wire.Rule{Page: wire.PageTimeout, Machine: wire.MachineTimeout} {
 		d, l, reg := testRemote(t, kind, 0)
-		a := d.Ask(context.Background(), call("c", "x"), testBounds, time.Millisecond)
+		short := testBounds
+		short.TimeoutMs = 1
+		a := d.Ask(context.Background(), call("c", "x"), short, 3*time.Millisecond)
 		wantRule(t, a, rule)
+		// The why names the descriptor's bound and the broker's grace.
+		who := map[Kind]string{Page: "the page executor", Machine: "the environment"}[kind]
+		if want := who + " did not answer within bounds.timeoutMs 1 ms plus channel.grace_ms 2 ms"; a.Why != want {
+			t.Errorf("why %q, want %q", a.Why, want)
+		}
 		if a.CallID != "c" || d.Pending() != 0 {
 			t.Errorf("callId %q, pending %d", a.CallID, d.Pending())
 		}
@@ -304,6 +311,9 @@ func TestRemoteOverloaded(t *testing.T) {
 	l.next(t)
 	a := d.Ask(context.Background(), call("3", "x"), testBounds, time.Hour)
 	wantRule(t, a, wire.Overloaded)
+	if want := "the page executor already has channel.max_inflight 2 calls in flight"; a.Why != want {
+		t.Errorf("why %q, want %q", a.Why, want)
+	}
 	if len(l.ids) != 2 {
 		t.Errorf("%d frames sent, want 2", len(l.ids))
 	}
@@ -533,6 +543,9 @@ func TestRemoteHoldsAnswersToBounds(t *testing.T) {
 	wantRule(t, a, wire.OutputTooLarge)
 	if a.CallID != "big" || a.Budget == nil || *a.Budget != (wire.Budget{RequestsUsed: 1, RequestsLimit: 3}) {
 		t.Errorf("output-too-large answer %+v", a)
+	}
+	if want := fmt.Sprintf("the tool's output was %d bytes, over bounds.maxOutputBytes %d", len(big), testBounds.MaxOutputBytes); a.Why != want {
+		t.Errorf("output-too-large why %q, want %q", a.Why, want)
 	}
 	exact := `{"b":"` + strings.Repeat("x", testBounds.MaxOutputBytes-8) + `"}`
 	out = ask(d, call("exact", "x"), time.Hour)

@@ -94,7 +94,7 @@ func compileDoc(doc any) (*instance, error) {
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(jsonschema.SchemeURLLoader{})
 	c.UseRegexpEngine(st.compile)
-	const loc = "https://airlock.invalid/input-schema.json"
+	const loc = documentURL
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, &Error{ReasonInvalid, err}
 	}

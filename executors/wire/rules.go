@@ -74,8 +74,10 @@ func (r Rule) IsTimeout() bool {
 }
 
 // why is the static human text for each rule. Refusals built by the broker
-// use it unless the caller supplies a more specific static text; it never
-// quotes request content, so it can never carry a secret.
+// use it unless the caller supplies a more specific one (the builders in
+// boundwhy.go, which add the bound's value and what the call reached); it
+// never quotes request content, so it can never carry a secret. A rule a
+// bound decides names that bound by its key in plugin.json.
 var why = map[Rule]string{
 	Malformed:          "the envelope is not valid JSON of the expected shape",
 	UnknownField:       "the envelope carries a key outside the allowlist",
@@ -85,12 +87,12 @@ var why = map[Rule]string{
 	UnknownTool:        "the descriptor does not declare this tool",
 	ArgsInvalid:        "args do not satisfy the tool's inputSchema",
 	ExecThrew:          "the tool failed",
-	ExecTimeout:        "the tool ran past its time bound",
-	MemoryExhausted:    "the tool hit its memory bound",
-	OutputTooLarge:     "the tool's output is over its size bound",
-	HostNotAllowed:     "the tool fetched a host outside its allowlist",
+	ExecTimeout:        "the tool ran past bounds.timeoutMs",
+	MemoryExhausted:    "the tool needed more memory than bounds.memoryMiB",
+	OutputTooLarge:     "the tool's output is over bounds.maxOutputBytes",
+	HostNotAllowed:     "the tool fetched a host outside bounds.allowedHosts",
 	FetchFailed:        "an allowed fetch could not complete",
-	BudgetExhausted:    "the tool made more fetches than its budget allows",
+	BudgetExhausted:    "the tool made more fetches than bounds.maxRequests",
 	NoPage:             "no page executor is connected",
 	MachineUnreachable: "the environment that admitted the descriptor is not connected",
 	PageTimeout:        "the page executor did not answer in time",

@@ -92,7 +92,7 @@ func TestAnswerShapes(t *testing.T) {
 	}{
 		"observed":        {Observed("c", json.RawMessage(`{"x":1}`), nil), `{"v":1,"callId":"c","ok":true,"observed":{"x":1}}`},
 		"observed-budget": {Observed("c", json.RawMessage(`{}`), b), `{"v":1,"callId":"c","ok":true,"observed":{},"budget":{"requestsUsed":1,"requestsLimit":2}}`},
-		"refused":         {Refuse("c", BudgetExhausted, b), `{"v":1,"callId":"c","ok":false,"refused":"budget-exhausted","why":"the tool made more fetches than its budget allows","budget":{"requestsUsed":1,"requestsLimit":2}}`},
+		"refused":         {Refuse("c", BudgetExhausted, b), `{"v":1,"callId":"c","ok":false,"refused":"budget-exhausted","why":"the tool made more fetches than bounds.maxRequests","budget":{"requestsUsed":1,"requestsLimit":2}}`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -219,7 +219,7 @@ func TestNotesTool(t *testing.T) {
 		n.refusedWhy("read_notes", fmt.Sprintf(`{"path":%q}`, bad), wire.ExecThrew, why)
 	}
 	n.refusedWhy("read_notes", `{}`, wire.ArgsInvalid, "/path: required")
-	n.refusedWhy("read_notes", `{"path":"welcome.md","x":1}`, wire.ArgsInvalid, "/x: additionalProperties")
+	n.refusedWhy("read_notes", `{"path":"welcome.md","x":1}`, wire.ArgsInvalid, `unexpected key "x"; allowed: path`)
 
 	var list struct{ Paths []string }
 	n.ok("list_notes", `{}`, &list)

@@ -12,7 +12,7 @@
 // frame is judged by the wire module's validator, and what the door does
 // with one call is executor.ts's, shared with the WebSocket door.
 import { EXEC_THREW, MACHINE_CLOSED, MACHINE_TIMEOUT, MACHINE_UNREACHABLE, NO_PAGE, OUTPUT_TOO_LARGE, OVERLOADED, PAGE_CLOSED, PAGE_TIMEOUT, UNATTRIBUTED_CALL, WHY, encodeCall, parseAnswer, } from "./wire.js";
-import { admit, budgetAgrees, contain, encode, normalize, outputFits, readCall, refuse } from "./executor.js";
+import { admit, budgetAgrees, contain, encode, normalize, outputBytes, outputFits, outputWhy, readCall, refuse } from "./executor.js";
 export { observe, refuse } from "./executor.js";
 /** A valid answer nobody waits for: usually one that lost the race with
  * its timeout, or one for another channel. */
@@ -111,8 +111,13 @@ export function createChannel(opts) {
             if (a.budget !== undefined && !budgetAgrees(a.budget, bounds)) {
                 return { delivered: false, refused: BUDGET_MISMATCH, why: REASON_WHY[BUDGET_MISMATCH] };
             }
-            const tooLarge = a.ok && bounds.maxOutputBytes !== undefined && !outputFits(a.observed, { maxOutputBytes: bounds.maxOutputBytes });
-            settle(a.callId, tooLarge ? refusal(a.callId, OUTPUT_TOO_LARGE, a.budget) : a);
+            const limit = bounds.maxOutputBytes;
+            if (a.ok && limit !== undefined && !outputFits(a.observed, { maxOutputBytes: limit })) {
+                settle(a.callId, { ...refusal(a.callId, OUTPUT_TOO_LARGE, a.budget), why: outputWhy(outputBytes(a.observed), limit) });
+            }
+            else {
+                settle(a.callId, a);
+            }
             return { delivered: true };
         },
         waiting() {
@@ -167,7 +172,7 @@ export function createExecutorDoor(opts) {
             }
             const early = admit(call, d);
             if (early !== undefined || d === undefined)
-                return encode(call.callId, refuse(early ?? UNATTRIBUTED_CALL)).text;
+                return encode(call.callId, early ?? refuse(UNATTRIBUTED_CALL)).text;
             return encode(call.callId, await contain(opts.exec, call, d, signal), d.bounds).text;
         },
     };

@@ -216,11 +216,11 @@ class DoorImpl {
             return false;
         }
         const d = this.byId.get(call.descriptorId);
-        let early = this.draining ? SHUTTING_DOWN : admit(call, d);
+        let early = this.draining ? refuse(SHUTTING_DOWN) : admit(call, d);
         if (early === undefined && this.inflight.size >= this.maxInflight)
-            early = OVERLOADED;
+            early = refuse(OVERLOADED);
         if (early !== undefined || d === undefined) {
-            this.answer(ws, call.callId, refuse(early ?? UNATTRIBUTED_CALL));
+            this.answer(ws, call.callId, early ?? refuse(UNATTRIBUTED_CALL));
             return false;
         }
         void this.run(ws, call, d);

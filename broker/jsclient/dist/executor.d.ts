@@ -47,8 +47,18 @@ export declare function readCall(input: WireInput | object): Inbound;
  * descriptor its lookup gave for call.descriptorId), or undefined: the
  * descriptor must be admitted here (unattributed-call), echoed exactly
  * (bounds-mismatch, compared as canonical JSON of the bounds as the
- * broker encodes them) and declare the tool (unknown-tool). */
-export declare function admit(call: Call, d: Descriptor | undefined): Rule | undefined;
+ * broker encodes them) and declare the tool (unknown-tool, whose why
+ * names the tool and the descriptor). */
+export declare function admit(call: Call, d: Descriptor | undefined): HandlerResult | undefined;
+/** outputWhy is output-too-large's why: the observation was size bytes
+ * compacted (0: not known), over maxOutputBytes. */
+export declare function outputWhy(size: number, maxOutputBytes: number): string;
+/** timeoutWhy is exec-timeout's why. */
+export declare function timeoutWhy(timeoutMs: number): string;
+/** unknownToolWhy is unknown-tool's why: the tool asked for (a valid
+ * call's id, so clean already), cut to maxNameInWhy bytes on a code
+ * point, and the descriptor that does not declare it. */
+export declare function unknownToolWhy(tool: string, descriptorId: string): string;
 /** contain runs handler for an admitted call and settles with its result,
  * or exec-threw when it throws, rejects or is cut off (signal aborted:
  * its connection or its door is gone), or exec-timeout at
@@ -74,6 +84,8 @@ export declare function budgetAgrees(b: Budget, bounds: Partial<Pick<Bounds, "ma
 /** outputFits is executors/wire Bounds.OutputFits: observed, compacted,
  * is at most maxOutputBytes. */
 export declare function outputFits(observed: JSONObject, bounds: Pick<Bounds, "maxOutputBytes">): boolean;
+/** outputBytes is the size of observed compacted, in UTF-8 bytes. */
+export declare function outputBytes(observed: JSONObject): number;
 /** normalize copies descriptors as the broker encodes them (Go's zero
  * values: an absent description is "", absent maxRequests 0, absent lists
  * empty lists), which is what boundsEcho echoes. */

@@ -33,7 +33,7 @@ import {
   type Rule,
   type WireInput,
 } from "./wire.js";
-import { admit, budgetAgrees, contain, encode, normalize, outputFits, readCall, refuse, type Descriptor, type Handler } from "./executor.js";
+import { admit, budgetAgrees, contain, encode, normalize, outputBytes, outputFits, outputWhy, readCall, refuse, type Descriptor, type Handler } from "./executor.js";
 
 export { observe, refuse } from "./executor.js";
 export type { Bounds, CallContext, Descriptor, Handler, HandlerResult, Tool } from "./executor.js";
@@ -205,8 +205,12 @@ export function createChannel(opts: ChannelOptions): Channel {
       if (a.budget !== undefined && !budgetAgrees(a.budget, bounds)) {
         return { delivered: false, refused: BUDGET_MISMATCH, why: REASON_WHY[BUDGET_MISMATCH] };
       }
-      const tooLarge = a.ok && bounds.maxOutputBytes !== undefined && !outputFits(a.observed, { maxOutputBytes: bounds.maxOutputBytes });
-      settle(a.callId, tooLarge ? refusal(a.callId, OUTPUT_TOO_LARGE, a.budget) : a);
+      const limit = bounds.maxOutputBytes;
+      if (a.ok && limit !== undefined && !outputFits(a.observed, { maxOutputBytes: limit })) {
+        settle(a.callId, { ...refusal(a.callId, OUTPUT_TOO_LARGE, a.budget), why: outputWhy(outputBytes(a.observed), limit) });
+      } else {
+        settle(a.callId, a);
+      }
       return { delivered: true };
     },
 
@@ -283,7 +287,7 @@ export function createExecutorDoor(opts: ExecutorDoorOptions): ExecutorDoor {
         return encode(call.callId, refuse(EXEC_THREW)).text; // the executor's own lookup failed
       }
       const early = admit(call, d);
-      if (early !== undefined || d === undefined) return encode(call.callId, refuse(early ?? UNATTRIBUTED_CALL)).text;
+      if (early !== undefined || d === undefined) return encode(call.callId, early ?? refuse(UNATTRIBUTED_CALL)).text;
       return encode(call.callId, await contain(opts.exec, call, d, signal), d.bounds).text;
     },
   };

@@ -305,10 +305,10 @@ class DoorImpl implements Door {
       return false;
     }
     const d = this.byId.get(call.descriptorId);
-    let early: Rule | undefined = this.draining ? SHUTTING_DOWN : admit(call, d);
-    if (early === undefined && this.inflight.size >= this.maxInflight) early = OVERLOADED;
+    let early = this.draining ? refuse(SHUTTING_DOWN) : admit(call, d);
+    if (early === undefined && this.inflight.size >= this.maxInflight) early = refuse(OVERLOADED);
     if (early !== undefined || d === undefined) {
-      this.answer(ws, call.callId, refuse(early ?? UNATTRIBUTED_CALL));
+      this.answer(ws, call.callId, early ?? refuse(UNATTRIBUTED_CALL));
       return false;
     }
     void this.run(ws, call, d);

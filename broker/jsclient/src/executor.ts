@@ -108,12 +108,47 @@ export function readCall(input: WireInput | object): Inbound {
  * descriptor its lookup gave for call.descriptorId), or undefined: the
  * descriptor must be admitted here (unattributed-call), echoed exactly
  * (bounds-mismatch, compared as canonical JSON of the bounds as the
- * broker encodes them) and declare the tool (unknown-tool). */
-export function admit(call: Call, d: Descriptor | undefined): Rule | undefined {
-  if (d === undefined) return UNATTRIBUTED_CALL;
-  if (canonical(call.boundsEcho) !== canonical(normalizeBounds(d.bounds))) return BOUNDS_MISMATCH;
-  if (!d.tools.some((t) => t.name === call.tool)) return UNKNOWN_TOOL;
+ * broker encodes them) and declare the tool (unknown-tool, whose why
+ * names the tool and the descriptor). */
+export function admit(call: Call, d: Descriptor | undefined): HandlerResult | undefined {
+  if (d === undefined) return refuse(UNATTRIBUTED_CALL);
+  if (canonical(call.boundsEcho) !== canonical(normalizeBounds(d.bounds))) return refuse(BOUNDS_MISMATCH);
+  if (!d.tools.some((t) => t.name === call.tool)) return refuse(UNKNOWN_TOOL, unknownToolWhy(call.tool, d.descriptorId));
   return undefined;
+}
+
+// The whys of refusals a bound decides, as executors/wire builds them
+// (boundwhy.go) for the broker's own executors: the bound's key in
+// plugin.json with its value, and what the call reached where known.
+
+// maxNameInWhy bounds a caller's tool name quoted in a why, in UTF-8
+// bytes (wire's maxNameInWhy).
+const maxNameInWhy = 64;
+
+/** outputWhy is output-too-large's why: the observation was size bytes
+ * compacted (0: not known), over maxOutputBytes. */
+export function outputWhy(size: number, maxOutputBytes: number): string {
+  if (size <= 0) return `the tool's output was more than ${maxOutputBytes} bytes (bounds.maxOutputBytes)`;
+  return `the tool's output was ${size} bytes, over bounds.maxOutputBytes ${maxOutputBytes}`;
+}
+
+/** timeoutWhy is exec-timeout's why. */
+export function timeoutWhy(timeoutMs: number): string {
+  return `the tool ran past bounds.timeoutMs ${timeoutMs} ms`;
+}
+
+/** unknownToolWhy is unknown-tool's why: the tool asked for (a valid
+ * call's id, so clean already), cut to maxNameInWhy bytes on a code
+ * point, and the descriptor that does not declare it. */
+export function unknownToolWhy(tool: string, descriptorId: string): string {
+  let cut = "";
+  let n = 0;
+  for (const ch of tool) {
+    n += utf8Length(ch);
+    if (n > maxNameInWhy) break;
+    cut += ch;
+  }
+  return `the descriptor "${descriptorId}" declares no tool "${cut}"`;
 }
 
 /** contain runs handler for an admitted call and settles with its result,
@@ -128,7 +163,7 @@ export async function contain(handler: Handler, call: Call, d: Descriptor, signa
   signal?.addEventListener("abort", cutOff, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const cut = new Promise<HandlerResult>((resolve) => {
-    timer = setTimeout(() => resolve(refuse(EXEC_TIMEOUT)), d.bounds.timeoutMs);
+    timer = setTimeout(() => resolve(refuse(EXEC_TIMEOUT, timeoutWhy(d.bounds.timeoutMs))), d.bounds.timeoutMs);
     ctl.signal.addEventListener("abort", () => resolve(refuse(EXEC_THREW)), { once: true });
   });
   try {
@@ -164,9 +199,9 @@ export function encode(callId: string, r: HandlerResult, bounds?: Bounds): Encod
       : { callId, ok: false, refused: r.refused, ...(r.why !== undefined ? { why: r.why } : {}), ...(r.budget ? { budget: r.budget } : {}) };
     text = encodeAnswer(init);
     if (r.ok && bounds !== undefined && !outputFits(r.observed, bounds)) {
-      return encode(callId, refuse(OUTPUT_TOO_LARGE, undefined, r.budget), bounds);
+      return encode(callId, refuse(OUTPUT_TOO_LARGE, outputWhy(outputBytes(r.observed), bounds.maxOutputBytes), r.budget), bounds);
     }
-    if (utf8Length(text) > maxAnswerFrame) return encode(callId, refuse(OUTPUT_TOO_LARGE), bounds);
+    if (utf8Length(text) > maxAnswerFrame) return encode(callId, refuse(OUTPUT_TOO_LARGE, outputWhy(0, bounds?.maxOutputBytes ?? MAX_OUTPUT_BYTES)), bounds);
     return { text, outcome: r.ok ? "ok" : r.refused };
   } catch {
     return { text: encodeAnswer({ callId, ok: false, refused: EXEC_THREW, why: WHY[EXEC_THREW] }), outcome: EXEC_THREW };
@@ -184,7 +219,12 @@ export function budgetAgrees(b: Budget, bounds: Partial<Pick<Bounds, "maxRequest
 /** outputFits is executors/wire Bounds.OutputFits: observed, compacted,
  * is at most maxOutputBytes. */
 export function outputFits(observed: JSONObject, bounds: Pick<Bounds, "maxOutputBytes">): boolean {
-  return utf8Length(JSON.stringify(observed)) <= bounds.maxOutputBytes;
+  return outputBytes(observed) <= bounds.maxOutputBytes;
+}
+
+/** outputBytes is the size of observed compacted, in UTF-8 bytes. */
+export function outputBytes(observed: JSONObject): number {
+  return utf8Length(JSON.stringify(observed));
 }
 
 /** normalize copies descriptors as the broker encodes them (Go's zero

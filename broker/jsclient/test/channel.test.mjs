@@ -99,6 +99,7 @@ test("the door refuses unattributed-call, bounds-mismatch and unknown-tool befor
   ]) {
     const a = await p.channel.ask(call);
     assert.deepEqual([a.ok, a.refused], [false, rule], JSON.stringify(call));
+    if (rule === "unknown-tool") assert.equal(a.why, 'the descriptor "notes" declares no tool "write_notes"');
   }
   const reordered = Object.fromEntries(Object.entries(notes.bounds).reverse());
   let ran = false;
@@ -140,8 +141,10 @@ test("runtime refusals cross by name with their why and budget", async () => {
 });
 
 test("an observation over maxOutputBytes is output-too-large, its budget kept", async () => {
-  const a = await pipe(() => observe({ text: "x".repeat(web.bounds.maxOutputBytes) }, { requestsUsed: 2, requestsLimit: 4 })).channel.ask(fetchUrl());
+  const max = web.bounds.maxOutputBytes;
+  const a = await pipe(() => observe({ text: "x".repeat(max) }, { requestsUsed: 2, requestsLimit: 4 })).channel.ask(fetchUrl());
   assert.deepEqual([a.refused, a.budget], ["output-too-large", { requestsUsed: 2, requestsLimit: 4 }]);
+  assert.equal(a.why, `the tool's output was ${max + 11} bytes, over bounds.maxOutputBytes ${max}`);
 });
 
 test("an exec still running at timeoutMs is exec-timeout and its signal is aborted", async (t) => {
@@ -158,7 +161,8 @@ test("an exec still running at timeoutMs is exec-timeout and its signal is abort
   assert.equal(signal.aborted, false);
   t.mock.timers.tick(1);
   await settled;
-  assert.equal(parseAnswer(answer).value.refused, "exec-timeout");
+  const a = parseAnswer(answer).value;
+  assert.deepEqual([a.refused, a.why], ["exec-timeout", `the tool ran past bounds.timeoutMs ${notes.bounds.timeoutMs} ms`]);
   assert.ok(signal.aborted);
 });
 
@@ -349,6 +353,8 @@ test("an answer whose budget the echoed bounds contradict settles nothing; one o
   assert.deepEqual(channel.deliver(answer({ text: "x".repeat(web.bounds.maxOutputBytes) }, { requestsUsed: 3, requestsLimit: 4 })), { delivered: true });
   const a = await asked;
   assert.deepEqual([a.callId, a.refused, a.budget], [callId, "output-too-large", { requestsUsed: 3, requestsLimit: 4 }]);
+  const max = web.bounds.maxOutputBytes;
+  assert.equal(a.why, `the tool's output was ${max + 11} bytes, over bounds.maxOutputBytes ${max}`);
 });
 
 test("ask refuses overloaded past maxInflight, and rejects a call the broker would refuse with WireError, sending nothing", async () => {

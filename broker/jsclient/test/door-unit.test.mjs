@@ -99,7 +99,8 @@ test("each refusal the door makes before the handler runs", async () => {
   assert.equal((await answerTo(never, { descriptorId: "other" })).refused, "unattributed-call");
   assert.equal((await answerTo(never, { boundsEcho: { ...echo, maxRequests: 3 } })).refused, "bounds-mismatch");
   assert.equal((await answerTo(never, { boundsEcho: bounds })).refused, "bounds-mismatch"); // absent lists are not empty lists
-  assert.equal((await answerTo(never, { tool: "u" })).refused, "unknown-tool");
+  const unknown = await answerTo(never, { tool: "u" });
+  assert.deepEqual([unknown.refused, unknown.why], ["unknown-tool", 'the descriptor "d" declares no tool "u"']);
 });
 
 test("a handler that throws, rejects, returns junk or a lying budget is answered exec-threw", async () => {
@@ -127,7 +128,8 @@ test("runtime refusals pass unchanged, with their budget", async () => {
 });
 
 test("an observation over maxOutputBytes is output-too-large", async () => {
-  assert.equal((await answerTo(() => observe({ s: "é".repeat(40) }))).refused, "output-too-large");
+  const a = await answerTo(() => observe({ s: "é".repeat(40) }));
+  assert.deepEqual([a.refused, a.why], ["output-too-large", "the tool's output was 88 bytes, over bounds.maxOutputBytes 64"]);
 });
 
 test("a handler that outlives timeoutMs is answered exec-timeout and its signal aborted", async () => {
@@ -141,7 +143,7 @@ test("a handler that outlives timeoutMs is answered exec-timeout and its signal 
     { boundsEcho: { ...echo, timeoutMs: 5 } },
     { catalog: slow },
   );
-  assert.equal(a.refused, "exec-timeout");
+  assert.deepEqual([a.refused, a.why], ["exec-timeout", "the tool ran past bounds.timeoutMs 5 ms"]);
   assert.ok(signal.aborted);
 });
 

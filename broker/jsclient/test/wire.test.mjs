@@ -16,7 +16,7 @@ test("encodeCall and parseCall round-trip in the broker's key order", () => {
 test("encodeAnswer writes both shapes and fills a refusal's why", () => {
   assert.equal(wire.encodeAnswer({ callId: "c", ok: true, observed: { x: 1 } }), '{"v":1,"callId":"c","ok":true,"observed":{"x":1}}');
   const r = wire.encodeAnswer({ callId: "c", ok: false, refused: wire.BUDGET_EXHAUSTED, budget: { requestsUsed: 1, requestsLimit: 1 } });
-  assert.equal(r, '{"v":1,"callId":"c","ok":false,"refused":"budget-exhausted","why":"the tool made more fetches than its budget allows","budget":{"requestsUsed":1,"requestsLimit":1}}');
+  assert.equal(r, '{"v":1,"callId":"c","ok":false,"refused":"budget-exhausted","why":"the tool made more fetches than bounds.maxRequests","budget":{"requestsUsed":1,"requestsLimit":1}}');
   assert.deepEqual(wire.parseAnswer(r).value.budget, { requestsUsed: 1, requestsLimit: 1 });
 });
 

@@ -73,7 +73,14 @@ func TestChannelCallThroughEnvironment(t *testing.T) {
 			}
 			continue
 		}
-		if a.OK || a.Refused != c.rule || a.Why != c.rule.Why() || a.Budget == nil ||
+		why := c.rule.Why()
+		switch c.rule {
+		case wire.BudgetExhausted:
+			why = wire.BudgetWhy(w.bounds.MaxRequests)
+		case wire.ExecTimeout:
+			why = wire.TimeoutWhy(w.bounds.TimeoutMs)
+		}
+		if a.OK || a.Refused != c.rule || a.Why != why || a.Budget == nil ||
 			*a.Budget != (wire.Budget{RequestsUsed: c.used, RequestsLimit: 2}) {
 			data, _ := json.Marshal(a)
 			t.Errorf("%s: want %s with budget %d/2 unchanged, got %s", c.tool, c.rule, c.used, data)

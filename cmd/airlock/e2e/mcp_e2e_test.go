@@ -98,7 +98,7 @@ func TestMCPStdioEmbedded(t *testing.T) {
 
 	// Refusals are results with isError, read "<rule id>: <why>".
 	res = c.Call(t, "loop", nil)
-	if !res.IsError || mcptest.Text(res) != "exec-timeout: "+wire.ExecTimeout.Why() {
+	if !res.IsError || mcptest.Text(res) != "exec-timeout: "+wire.TimeoutWhy(b.TimeoutMs) {
 		t.Fatalf("loop: %+v %q", res, mcptest.Text(res))
 	}
 	sc, _ = json.Marshal(res.StructuredContent)
@@ -124,9 +124,10 @@ func TestMCPStdioEmbedded(t *testing.T) {
 	if tools["fetch"] == nil || !*tools["fetch"].Annotations.OpenWorldHint {
 		t.Error("fetch is not open-world")
 	}
-	// args-invalid names the failing value and keyword, never the value.
+	// args-invalid names the unexpected key, the allowed ones and the
+	// failing keyword, never the value.
 	res = c.Call(t, "read_notes", map[string]any{"nope": "secret-ish value"})
-	if text := mcptest.Text(res); !res.IsError || text != "args-invalid: /nope: additionalProperties" {
+	if text := mcptest.Text(res); !res.IsError || text != `args-invalid: unexpected key "nope"; allowed: path; /path: required` {
 		t.Errorf("args-invalid: %q", text)
 	}
 	// A tool error reaches the agent in the tool's own words.

@@ -41,7 +41,7 @@ func TestToolErrorsEndToEnd(t *testing.T) {
 		{"search_notes", `{"query":"   "}`, wire.ExecThrew, "tool error: empty query: give some text to search for"},
 		{"read_notes", `{}`, wire.ArgsInvalid, "/path: required"},
 		{"read_notes", `{"path":["` + argSecret + `"]}`, wire.ArgsInvalid, "/path: type"},
-		{"read_notes", `{"path":"welcome.md","token":"` + argSecret + `"}`, wire.ArgsInvalid, "/token: additionalProperties"},
+		{"read_notes", `{"path":"welcome.md","token":"` + argSecret + `"}`, wire.ArgsInvalid, `unexpected key "token"; allowed: path`},
 		{"search_notes", `{"query":""}`, wire.ArgsInvalid, "/query: minLength"},
 	} {
 		a := call(c.tool, c.args)
