@@ -293,6 +293,10 @@ func TestBuildAndRun(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := newProject(t, "greet")
+	// The answers are the subject, not the time: the template's 1000 ms
+	// bound is a short wait for a loaded machine running the module under
+	// a -race host.
+	edit(t, dir, "plugin.json", `"timeoutMs": 1000`, `"timeoutMs": 120000`)
 	cache := cacheDir
 	var out bytes.Buffer
 	for _, style := range []devkit.Style{devkit.Reactor} {
