@@ -15,12 +15,10 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
@@ -30,6 +28,7 @@ import (
 	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/secret"
+	"github.com/airlock/airlock/config/suggest"
 )
 
 // Config is every setting of `airlock serve` and `airlock env`. Each field's
@@ -443,27 +442,12 @@ func loadEnviron(k *koanf.Koanf, environ []string, refs map[string]bool) ([]stri
 		for e := range byEnv {
 			names = append(names, strings.TrimPrefix(e, "AIRLOCK_"))
 		}
-		if near := nearest(strings.TrimPrefix(name, "AIRLOCK_"), names); near != "" {
+		if near := suggest.Nearest(strings.TrimPrefix(name, "AIRLOCK_"), names); near != "" {
 			w += fmt.Sprintf("; did you mean AIRLOCK_%s?", near)
 		}
 		warnings = append(warnings, w)
 	}
 	return warnings, nil
-}
-
-// nearest is the candidate closest to typed by edit distance, when it is
-// close enough to be the word meant (at most a third of typed's letters
-// differ, and at least two); "" otherwise. Ties go to the first in
-// sorted order, so the answer is stable.
-func nearest(typed string, candidates []string) string {
-	slices.Sort(candidates)
-	best, bestD := "", max(2, len(typed)/3)+1
-	for _, c := range candidates {
-		if d := levenshtein.ComputeDistance(typed, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
 }
 
 // Validate checks every setting in one place and returns the first problem

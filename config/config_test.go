@@ -173,18 +173,6 @@ func TestUnknownVariableIsAWarning(t *testing.T) {
 	}
 }
 
-func TestNearest(t *testing.T) {
-	names := []string{"LISTEN", "DATA", "PLUGINS", "EXEC_POOL_SIZE", "LOG_LEVEL"}
-	for typed, want := range map[string]string{
-		"LISTNE": "LISTEN", "DAT": "DATA", "PLUGIN": "PLUGINS", "LOGLEVEL": "LOG_LEVEL",
-		"BIN": "", "TOKEN": "", "": "",
-	} {
-		if got := nearest(typed, names); got != want {
-			t.Errorf("nearest(%q) = %q, want %q", typed, got, want)
-		}
-	}
-}
-
 func TestSecretVariablesAreNotSettings(t *testing.T) {
 	if _, err := Load(Sources{Environ: []string{"AIRLOCK_LOCAL_TOKEN=x", "AIRLOCK_BEARER=y"}}); err != nil {
 		t.Errorf("secret variables refused as unknown settings: %v", err)
