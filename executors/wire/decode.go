@@ -45,7 +45,7 @@ func DecodeStrict(data []byte, v any) error {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
 			return &DecodeError{Err: fail(Malformed, "does not match the expected shape"), Offset: int(ute.Offset), Path: ute.Field,
-				Msg: fmt.Sprintf("want %s, got %s", want(ute.Type), ute.Value)}
+				Msg: fmt.Sprintf("does not fit %s, got %s", ute.Type, ute.Value)}
 		}
 		rule := Malformed
 		if strings.Contains(err.Error(), "unknown field") {
