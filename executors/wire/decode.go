@@ -25,6 +25,12 @@ import (
 // field has no null?").
 // Plugin descriptors, channel control messages, the pairings file and the
 // /local request bodies are read with it.
+//
+// A refusal is a *DecodeError (its rule under it, for RuleOf): where the
+// walk stopped or found the key, the key path, and what to do (the
+// nearest key of that level's allowlist, the type wanted), for whoever
+// reports a file (plugin.json) to its author; a wire refusal takes only
+// the rule.
 func DecodeStrict(data []byte, v any) error {
 	if err := locate(data, MaxDepth); err != nil {
 		return err
