@@ -15,12 +15,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
@@ -30,6 +27,7 @@ import (
 	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/config/secret"
+	"github.com/airlock/airlock/config/suggest"
 )
 
 // Config is every setting of `airlock serve` and `airlock env`. Each field's
@@ -248,10 +246,13 @@ func Load(src Sources) (*Config, error) {
 	// so that what a layer set can be told from a default (the standalone
 	// profile refuses source proposals turned on, not left on).
 	k := koanf.New(".")
+	o := origin{file: src.File, environ: src.Environ}
 	if src.File != "" {
-		if err := loadFile(k, src.File); err != nil {
+		data, err := loadFile(k, src.File)
+		if err != nil {
 			return nil, err
 		}
+		o.data = data
 	}
 	// The plugin values leave the tree before anything else sees it: they
 	// are resolved on their own and never dumped.
@@ -286,10 +287,10 @@ func Load(src Sources) (*Config, error) {
 		TagName:          "koanf",
 	}})
 	if err != nil {
-		return nil, fmt.Errorf("config: %s", oneLine(err))
+		return nil, typeError(err, o, k.Get)
 	}
 	if len(md.Unused) > 0 {
-		return nil, unknownKeys(src.File, md.Unused)
+		return nil, unknownKeys(o, md.Unused)
 	}
 	for name, dir := range src.Roots {
 		if c.Roots == nil {
@@ -349,7 +350,7 @@ func rereadPluginConfig(path string, environ []string) (*plugincfg.Values, error
 		return plugincfg.Resolve(nil, nil)
 	}
 	k := koanf.New(".")
-	if err := loadFile(k, path); err != nil {
+	if _, err := loadFile(k, path); err != nil {
 		return nil, err
 	}
 	v, err := plugincfg.Resolve(k.Get(plugincfg.Key), environ)
@@ -365,19 +366,20 @@ const MaxFileBytes = 1 << 20
 
 // loadFile loads the YAML config file at path into k, read with the
 // checks every file Airlock is pointed at gets (filecheck: a regular
-// file, no link, at most MaxFileBytes).
-func loadFile(k *koanf.Koanf, path string) error {
+// file, no link, at most MaxFileBytes), and returns its content (for the
+// lines of a message).
+func loadFile(k *koanf.Koanf, path string) ([]byte, error) {
 	data, err := filecheck.ReadPath(path, MaxFileBytes)
 	if errors.Is(err, filecheck.ErrRefused) {
-		return fmt.Errorf("config: %w", err) // it names the file
+		return nil, fmt.Errorf("config: %w", err) // it names the file
 	}
 	if err == nil {
 		err = k.Load(fileBytes(data), yaml.Parser())
 	}
 	if err != nil {
-		return fmt.Errorf("config: file %s: %w", path, err)
+		return nil, fmt.Errorf("config: file %s: %w", path, err)
 	}
-	return nil
+	return data, nil
 }
 
 // fileBytes is the config file's content as a koanf provider.
@@ -443,27 +445,12 @@ func loadEnviron(k *koanf.Koanf, environ []string, refs map[string]bool) ([]stri
 		for e := range byEnv {
 			names = append(names, strings.TrimPrefix(e, "AIRLOCK_"))
 		}
-		if near := nearest(strings.TrimPrefix(name, "AIRLOCK_"), names); near != "" {
+		if near := suggest.Nearest(strings.TrimPrefix(name, "AIRLOCK_"), names); near != "" {
 			w += fmt.Sprintf("; did you mean AIRLOCK_%s?", near)
 		}
 		warnings = append(warnings, w)
 	}
 	return warnings, nil
-}
-
-// nearest is the candidate closest to typed by edit distance, when it is
-// close enough to be the word meant (at most a third of typed's letters
-// differ, and at least two); "" otherwise. Ties go to the first in
-// sorted order, so the answer is stable.
-func nearest(typed string, candidates []string) string {
-	slices.Sort(candidates)
-	best, bestD := "", max(2, len(typed)/3)+1
-	for _, c := range candidates {
-		if d := levenshtein.ComputeDistance(typed, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
 }
 
 // Validate checks every setting in one place and returns the first problem
@@ -592,29 +579,6 @@ func (c *Config) Dump() []string {
 	}
 	sort.Strings(lines)
 	return lines
-}
-
-// unknownKeys names the keys no setting reads, each by its full dotted
-// path ("mcp.foo"), and the file they came from: the environment is
-// checked by loadEnviron and the flags only set known keys, so an unused
-// key can only be the file's. mapstructure's own ErrorUnused message
-// names only the parent, and the root as two quotes, which leaves the
-// operator to guess where the typo is.
-func unknownKeys(file string, keys []string) error {
-	sort.Strings(keys)
-	quoted := make([]string, len(keys))
-	for i, k := range keys {
-		quoted[i] = strconv.Quote(k)
-	}
-	what := "unknown key"
-	if len(keys) > 1 {
-		what = "unknown keys"
-	}
-	where := "config:"
-	if file != "" {
-		where = "config " + file + ":"
-	}
-	return fmt.Errorf("%s %s %s", where, what, strings.Join(quoted, ", "))
 }
 
 // oneLine flattens a multi-error (mapstructure joins with newlines) so the

@@ -116,21 +116,30 @@ func TestErrorsAreOneClearLine(t *testing.T) {
 	os.WriteFile(badNested, []byte("zzz: 1\nmcp:\n  foo: 1\n  max_sessions: 3\nroots:\n  any_name: /srv\n"), 0o644)
 	badType := filepath.Join(dir, "type.yaml")
 	os.WriteFile(badType, []byte("exec:\n  max_concurrent: lots\n"), 0o644)
+	badSection := filepath.Join(dir, "section.yaml")
+	os.WriteFile(badSection, []byte("log_level: info\nhttp: 5\nlocal:\n  view_key: maybe\n"), 0o644)
+	badNearby := filepath.Join(dir, "nearby.yaml")
+	os.WriteFile(badNearby, []byte("exec:\n  max_concurent: 3\n"), 0o644)
 	cases := map[string]struct {
 		src  Sources
 		want string
 	}{
-		"unknown file key": {Sources{File: badKey}, badKey + `: unknown key "listne"`},
-		"unknown nested":   {Sources{File: badNested}, badNested + `: unknown keys "mcp.foo", "zzz"`},
-		"wrong type":       {Sources{File: badType}, "max_concurrent"},
-		"missing file":     {Sources{File: filepath.Join(dir, "none.yaml")}, "none.yaml"},
-		"bad listen":       {Sources{Flags: map[string]any{"listen": "localhost"}}, "listen"},
-		"no host":          {Sources{Flags: map[string]any{"listen": ":7420"}}, "explicit host"},
-		"zero":             {Sources{Environ: []string{"AIRLOCK_LOCAL_OUTBOUND_QUEUE=0"}}, "local.outbound_queue"},
-		"negative":         {Sources{Environ: []string{"VOICEBOX_HELLO_BOUND_MS=-5"}}, "channel.hello_bound_ms"},
-		"bad level":        {Sources{Flags: map[string]any{"log_level": "chatty"}}, "log_level"},
-		"bad metrics addr": {Sources{Flags: map[string]any{"metrics_listen": "nope"}}, "metrics_listen"},
-		"empty root dir":   {Sources{Roots: map[string]string{"notes": ""}}, "roots"},
+		"unknown file key": {Sources{File: badKey}, "config: " + badKey + `:1: unknown key "listne"; did you mean "listen"?`},
+		"unknown nested": {Sources{File: badNested}, "config: " + badNested + `:1: unknown key "zzz"; ` +
+			badNested + `:3: unknown key "mcp.foo"`},
+		"unknown, nearby":   {Sources{File: badNearby}, badNearby + `:2: unknown key "exec.max_concurent"; did you mean "exec.max_concurrent"?`},
+		"wrong type":        {Sources{File: badType}, "config: " + badType + `:2: exec.max_concurrent: want a whole number, got "lots"`},
+		"not a section":     {Sources{File: badSection}, badSection + `:2: http: want a section of settings (key: value lines under it), got "5"`},
+		"wrong type, env":   {Sources{File: badType, Environ: []string{"AIRLOCK_EXEC_MAX_CONCURRENT=many"}}, `config: AIRLOCK_EXEC_MAX_CONCURRENT: exec.max_concurrent: want a whole number, got "many"`},
+		"wrong type, alias": {Sources{Environ: []string{"VOICEBOX_LOOPBACK_AUTH=perhaps"}}, `VOICEBOX_LOOPBACK_AUTH: channel.loopback_auth: want true or false, got "perhaps"`},
+		"missing file":      {Sources{File: filepath.Join(dir, "none.yaml")}, "none.yaml"},
+		"bad listen":        {Sources{Flags: map[string]any{"listen": "localhost"}}, "listen"},
+		"no host":           {Sources{Flags: map[string]any{"listen": ":7420"}}, "explicit host"},
+		"zero":              {Sources{Environ: []string{"AIRLOCK_LOCAL_OUTBOUND_QUEUE=0"}}, "local.outbound_queue"},
+		"negative":          {Sources{Environ: []string{"VOICEBOX_HELLO_BOUND_MS=-5"}}, "channel.hello_bound_ms"},
+		"bad level":         {Sources{Flags: map[string]any{"log_level": "chatty"}}, "log_level"},
+		"bad metrics addr":  {Sources{Flags: map[string]any{"metrics_listen": "nope"}}, "metrics_listen"},
+		"empty root dir":    {Sources{Roots: map[string]string{"notes": ""}}, "roots"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -143,6 +152,40 @@ func TestErrorsAreOneClearLine(t *testing.T) {
 				t.Errorf("error %q should be one line naming %q", msg, c.want)
 			}
 		})
+	}
+}
+
+// TestTypeErrorNeverShowsPluginValues: a setting's value is shown in
+// its type error, a plugin value never, wherever it sits in the file.
+func TestTypeErrorNeverShowsPluginValues(t *testing.T) {
+	const secretValue = "sk-plugin-value-5e1d"
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	for _, doc := range []string{
+		"plugin_config:\n  notes:\n    key: " + secretValue + "\nexec:\n  max_concurrent: lots\n",
+		"plugin_config:\n  notes:\n    key: [" + secretValue + "]\n",
+		"plugin_config:\n  notes:\n    keyy: {fil: " + secretValue + "}\n",
+		"plugin_config: " + secretValue + "\n",
+	} {
+		os.WriteFile(file, []byte(doc), 0o600)
+		_, err := Load(Sources{File: file})
+		if err == nil || strings.Contains(err.Error(), secretValue) {
+			t.Errorf("%q: %v", doc, err)
+		}
+	}
+}
+
+// TestYAMLLine: the line of a key at a dotted path, 0 where there is none.
+func TestYAMLLine(t *testing.T) {
+	doc := []byte("listen: x\n# a comment\nexec:\n  pool_size: 2\n  max_concurrent:\n    deeper: 1\n")
+	for path, want := range map[string]int{
+		"listen": 1, "exec": 3, "exec.pool_size": 4, "exec.max_concurrent.deeper": 6, "exec.none": 0, "listen.x": 0, "": 0,
+	} {
+		if got := yamlLine(doc, strings.Split(path, ".")); got != want {
+			t.Errorf("yamlLine(%q) = %d, want %d", path, got, want)
+		}
+	}
+	if yamlLine([]byte(": ["), []string{"a"}) != 0 {
+		t.Error("a line from a document that does not parse")
 	}
 }
 
@@ -170,18 +213,6 @@ func TestUnknownVariableIsAWarning(t *testing.T) {
 	}
 	if c, _ := Load(Sources{}); len(c.Warnings) != 0 {
 		t.Errorf("warnings with no variables: %q", c.Warnings)
-	}
-}
-
-func TestNearest(t *testing.T) {
-	names := []string{"LISTEN", "DATA", "PLUGINS", "EXEC_POOL_SIZE", "LOG_LEVEL"}
-	for typed, want := range map[string]string{
-		"LISTNE": "LISTEN", "DAT": "DATA", "PLUGIN": "PLUGINS", "LOGLEVEL": "LOG_LEVEL",
-		"BIN": "", "TOKEN": "", "": "",
-	} {
-		if got := nearest(typed, names); got != want {
-			t.Errorf("nearest(%q) = %q, want %q", typed, got, want)
-		}
 	}
 }
 

@@ -241,7 +241,7 @@ func ReadFolder(fsys fs.FS, dir, id string) (Manifest, []byte, error) {
 	if err != nil {
 		return Manifest{}, nil, refusal(ReasonDescriptorInvalid, err)
 	}
-	m, err := ParseManifest(data)
+	m, err := ParseManifestFile(path.Join(dir, ManifestName), data)
 	if err != nil {
 		return m, nil, refusal(ReasonDescriptorInvalid, err)
 	}

@@ -335,6 +335,35 @@ func TestManifestParsing(t *testing.T) {
 	}
 }
 
+// TestManifestFileSaysWhere: a refused plugin.json names the file, the
+// line and column when the strict walk found the place, the key path and
+// what to do, and keeps its rule; a field check names the file alone.
+func TestManifestFileSaysWhere(t *testing.T) {
+	good := "{\"id\":\"notes\",\"version\":\"1.0.0\",\"module\":\"notes.wasm\",\"sha256\":\"" + strings.Repeat("a", 64) + "\",\n" +
+		" \"tools\":[{\"name\":\"read_notes\",\"description\":\"Read one note\",\"inputSchema\":{\"type\":\"object\"}}],\n" +
+		" \"bounds\":{\n  \"timeoutMs\":2000,\"memoryMiB\":64,\"maxOutputBytes\":1048576,\"maxRequests\":0,\"allowedHosts\":[],\"roots\":[\"notes\"]}}"
+	for name, c := range map[string]struct {
+		doc, want string
+		rule      wire.Rule
+	}{
+		"typo in bounds": {strings.Replace(good, `"timeoutMs"`, `"timeoutMS"`, 1),
+			`n/plugin.json:4:3: bounds: unknown key "timeoutMS"; did you mean "timeoutMs"?`, wire.UnknownField},
+		"typo in a tool": {strings.Replace(good, `"description"`, `"descripton"`, 1),
+			`n/plugin.json:2:32: tools[0]: unknown key "descripton"; did you mean "description"?`, wire.UnknownField},
+		"missing comma": {strings.Replace(good, `"1.0.0",`, `"1.0.0"`, 1),
+			`n/plugin.json:1:32: not valid JSON: expected "," or "}" after a member (a comma missing?)`, wire.Malformed},
+		"wrong type": {strings.Replace(good, `"memoryMiB":64`, `"memoryMiB":"64"`, 1),
+			`n/plugin.json:4:32: bounds.memoryMiB: want a whole number, got a string`, wire.Malformed},
+		"field check": {strings.Replace(good, `"timeoutMs":2000`, `"timeoutMs":0`, 1),
+			`n/plugin.json: bounds.timeoutMs must be 1 to`, ""},
+	} {
+		_, err := plugins.ParseManifestFile("n/plugin.json", []byte(c.doc))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || (c.rule != "" && wire.RuleOf(err) != c.rule) {
+			t.Errorf("%s: %v (%s), want %s… (%s)", name, err, wire.RuleOf(err), c.want, c.rule)
+		}
+	}
+}
+
 // TestHammerReadmitWhileCalling re-admits, breaks and restores a plugin
 // again and again while callers hammer it. Every answer must be ok, or
 // bounds-mismatch (the caller echoed bounds that were just replaced), or

@@ -97,6 +97,27 @@ func ParseManifest(data []byte) (Manifest, error) {
 	return m, nil
 }
 
+// ParseManifestFile is ParseManifest for the plugin.json at name (as
+// the operator knows it: "notes/plugin.json", "myplugin/plugin.json"):
+// its error starts with name and, when the strict walk found the place,
+// the line and column, so an editor can jump there:
+//
+//	notes/plugin.json:9:5: bounds: unknown key "timeoutMS"; did you mean "timeoutMs"? (keys are case-sensitive)
+//
+// The error still carries the wire rule (wire.RuleOf) under the text.
+func ParseManifestFile(name string, data []byte) (Manifest, error) {
+	m, err := ParseManifest(data)
+	if err == nil {
+		return m, nil
+	}
+	var d *wire.DecodeError
+	if errors.As(err, &d) {
+		line, col := wire.LineCol(data, d.Offset)
+		return m, fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
+	}
+	return m, fmt.Errorf("%s: %w", name, err)
+}
+
 // Descriptor is the wire form of the manifest: what callers see and echo.
 func (m Manifest) Descriptor() wire.Descriptor {
 	return wire.Descriptor{DescriptorID: m.ID, Tools: m.Tools, Bounds: m.Bounds}

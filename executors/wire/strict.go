@@ -135,9 +135,11 @@ type walker struct {
 	depth    int
 	maxDepth int
 	keys     []key
-	dup      bool // a duplicate was seen; reported if the rest is JSON
-	collect  bool // record the top-level members
-	isObject bool // the document is an object
+	dup      bool   // a duplicate was seen; reported if the rest is JSON
+	dupKey   key    // the first duplicate, for Locate
+	why      string // what the walk expected where it stopped, for Locate
+	collect  bool   // record the top-level members
+	isObject bool   // the document is an object
 	top      []member
 
 	// EachMemberOf: the members of the object that is the value of the
@@ -223,7 +225,7 @@ func (w *walker) value() error {
 	case c == '-' || ('0' <= c && c <= '9'):
 		return w.number()
 	}
-	return ErrNotJSON
+	return w.bad("expected a value")
 }
 
 // open enters a container, refusing to go past maxDepth.
@@ -250,7 +252,7 @@ func (w *walker) object() error {
 	}
 	for {
 		if w.peek() != '"' {
-			return ErrNotJSON
+			return w.bad("expected a key in double quotes")
 		}
 		k, err := w.key()
 		if err != nil {
@@ -259,7 +261,7 @@ func (w *walker) object() error {
 		big = w.addKey(base, k, big)
 		w.skipSpace()
 		if w.peek() != ':' {
-			return ErrNotJSON
+			return w.bad(`expected ":" after the key`)
 		}
 		w.pos++
 		w.skipSpace()
@@ -291,7 +293,7 @@ func (w *walker) object() error {
 			w.keys = w.keys[:base]
 			return nil
 		}
-		return ErrNotJSON
+		return w.bad(`expected "," or "}" after a member (a comma missing?)`)
 	}
 }
 
@@ -305,8 +307,12 @@ func (w *walker) array() error {
 		return nil
 	}
 	for {
+		start := w.pos
 		if err := w.value(); err != nil {
 			return err
+		}
+		if w.collect && w.depth == 1 { // the items of a document that is an array
+			w.top = append(w.top, member{start: start, end: w.pos})
 		}
 		w.skipSpace()
 		switch w.peek() {
@@ -319,7 +325,7 @@ func (w *walker) array() error {
 			w.depth--
 			return nil
 		}
-		return ErrNotJSON
+		return w.bad(`expected "," or "]" after an item (a comma missing?)`)
 	}
 }
 
@@ -354,14 +360,16 @@ func (w *walker) keyText(k key) []byte {
 // made when the object grows past smallObject.
 func (w *walker) addKey(base int, k key, big map[string]struct{}) map[string]struct{} {
 	if big != nil {
-		w.dup = w.dup || addFolded(big, w.keyText(k))
+		if addFolded(big, w.keyText(k)) {
+			w.duplicate(k)
+		}
 		w.keys = append(w.keys, k)
 		return big
 	}
 	text := w.keyText(k)
 	for _, o := range w.keys[base:] {
 		if o.hash == k.hash && bytes.EqualFold(w.keyText(o), text) {
-			w.dup = true
+			w.duplicate(k)
 		}
 	}
 	w.keys = append(w.keys, k)
@@ -373,6 +381,23 @@ func (w *walker) addKey(base int, k key, big map[string]struct{}) map[string]str
 		addFolded(big, w.keyText(o))
 	}
 	return big
+}
+
+// duplicate notes that k repeats a key of its object; the first is the
+// one Locate reports.
+func (w *walker) duplicate(k key) {
+	if !w.dup {
+		w.dup, w.dupKey = true, k
+	}
+}
+
+// bad is ErrNotJSON, noting what the walk expected here (the first note
+// stands: it is where the walk stopped).
+func (w *walker) bad(why string) error {
+	if w.why == "" {
+		w.why = why
+	}
+	return ErrNotJSON
 }
 
 // addFolded adds the fold of text to set and reports whether it was there.

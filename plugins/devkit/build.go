@@ -15,6 +15,7 @@ import (
 
 	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/executors"
+	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 )
 
@@ -64,7 +65,7 @@ func Build(ctx context.Context, dir string, o BuildOptions) (Built, error) {
 	if err != nil {
 		return Built{}, err
 	}
-	m, err := preCheck(data)
+	m, err := preCheck(manifestPath, data)
 	if err != nil {
 		return Built{}, err
 	}
@@ -114,18 +115,32 @@ func readProject(dir string) ([]byte, error) {
 	return data, err
 }
 
-// preCheck parses plugin.json as the catalog would, whatever its sha256
-// holds now (a fresh project's is zeros; an edited module's is stale).
-func preCheck(data []byte) (plugins.Manifest, error) {
+// preCheck parses plugin.json (at name) as the catalog would, whatever
+// its sha256 holds now (a fresh project's is zeros; an edited module's is
+// stale).
+func preCheck(name string, data []byte) (plugins.Manifest, error) {
 	any, err := plugins.SetSHA256(data, strings.Repeat("0", 64))
 	if err != nil {
+		// A document the strict walk refuses is said with its place, as
+		// the catalog says it; SetSHA256's own text is for the rest (no
+		// sha256 member).
+		if _, perr := plugins.ParseManifestFile(name, data); isLocated(perr) {
+			err = perr
+		}
 		return plugins.Manifest{}, &RefusedError{plugins.ReasonDescriptorInvalid, err}
 	}
-	m, err := plugins.ParseManifest(any)
+	m, err := plugins.ParseManifestFile(name, any)
 	if err != nil {
-		return m, &RefusedError{plugins.ReasonDescriptorInvalid, fmt.Errorf("%s: %w", plugins.ManifestName, err)}
+		return m, &RefusedError{plugins.ReasonDescriptorInvalid, err}
 	}
 	return m, nil
+}
+
+// isLocated reports whether err is a refusal of the strict walk, which
+// names its line and column.
+func isLocated(err error) bool {
+	var d *wire.DecodeError
+	return errors.As(err, &d)
 }
 
 // compile runs the compiler into a hidden folder beside the module (so
@@ -187,7 +202,7 @@ func TinyGoArgs(s Style, out string) []string {
 // check admits the built plugin into a private runtime, as the catalog
 // would, and closes it again.
 func check(ctx context.Context, manifest, module []byte, cacheDir string) (plugins.Manifest, error) {
-	m, err := plugins.ParseManifest(manifest)
+	m, err := plugins.ParseManifestFile(plugins.ManifestName, manifest)
 	if err != nil {
 		return m, &RefusedError{plugins.ReasonDescriptorInvalid, err}
 	}

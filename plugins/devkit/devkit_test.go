@@ -155,8 +155,10 @@ func TestBuildChecksTheDescriptorFirst(t *testing.T) {
 	for name, c := range map[string]struct{ from, to, want string }{
 		"bounds":     {`"timeoutMs": 1000`, `"timeoutMs": 0`, "bounds.timeoutMs must be 1 to"},
 		"unknown":    {`"version"`, `"colour": "red", "version"`, "unknown"},
-		"no sha256":  {`"sha256"`, `"sha"`, `no top-level "sha256" member`},
-		"not json":   {`{`, `[`, "not a JSON object"},
+		"no sha256":  {`"sha256"`, `"sha"`, `plugin.json:5:3: unknown key "sha"; the keys here are id, version, module, sha256,`},
+		"not json":   {`{`, `[`, `plugin.json:2:7: not valid JSON: expected "," or "]" after an item`},
+		"comma":      {`"0.1.0",`, `"0.1.0"`, `plugin.json:4:3: not valid JSON: expected "," or "}" after a member (a comma missing?)`},
+		"typo":       {`"timeoutMs"`, `"timeoutMS"`, `: bounds: unknown key "timeoutMS"; did you mean "timeoutMs"?`},
 		"module":     {`"greet.wasm"`, `"../greet.wasm"`, "module must be a file name"},
 		"tool name":  {`"name": "greet"`, `"name": "1greet"`, "tool name must match"},
 		"no tools":   {`"tools": [`, `"tools": [], "x": [`, "unknown"},
@@ -363,6 +365,10 @@ func TestRunRefusals(t *testing.T) {
 	oneLine(t, err, devkit.ErrRefused, `root-unmapped: root "notes" is not mapped by the operator (map it with --root NAME=DIR)`)
 	_, err = devkit.Run(ctx, dir, "bad\x00tool", json.RawMessage(`{}`), devkit.RunOptions{Runtime: executors.Config{CacheDir: cache, Roots: map[string]string{"notes": t.TempDir()}}})
 	oneLine(t, err, devkit.ErrUsage, "the call is not valid")
+	edit(t, dir, "plugin.json", `"timeoutMs"`, `"timeoutMS"`)
+	_, err = devkit.Run(ctx, dir, "greet", json.RawMessage(`{}`), devkit.RunOptions{Runtime: executors.Config{CacheDir: cache}})
+	oneLine(t, err, devkit.ErrRefused, filepath.Join(dir, "plugin.json")+`:`)
+	oneLine(t, err, devkit.ErrRefused, `: bounds: unknown key "timeoutMS"; did you mean "timeoutMs"?`)
 }
 
 // TestGoArgs: reproducible builds; a reactor is c-shared, a command not.

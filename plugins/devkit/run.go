@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/airlock/airlock/config/filecheck"
 	"github.com/airlock/airlock/executors"
@@ -31,8 +32,13 @@ const RunCallID = "run_1"
 // boundsEcho and the answer is the broker's answer envelope, ok or
 // refused. A project that would not be admitted is a *RefusedError.
 func Run(ctx context.Context, dir, tool string, args json.RawMessage, o RunOptions) (wire.Answer, error) {
-	if _, err := readProject(dir); err != nil {
+	data, err := readProject(dir)
+	if err != nil {
 		return wire.Answer{}, err
+	}
+	// LoadFolder reads it again; this names the file as the author knows it.
+	if _, err := plugins.ParseManifestFile(filepath.Join(dir, plugins.ManifestName), data); err != nil {
+		return wire.Answer{}, &RefusedError{plugins.ReasonDescriptorInvalid, err}
 	}
 	logger := o.Runtime.Logger
 	if logger == nil {

@@ -12,7 +12,9 @@ import (
 // broker for `serve`, so the packages env's code calls are checked:
 // envclient and link may reach only the standard library,
 // coder/websocket, executors/wire (with the plugin id rule it checks,
-// config/pluginid) and the frame plumbing (broker/internal/frame);
+// config/pluginid, and the nearest-name rule of its messages,
+// config/suggest with its edit distance) and the frame plumbing
+// (broker/internal/frame);
 // plugins (plugins.Open) reaches no broker package. It does reach
 // client_golang, through the metrics its catalog keeps. The floors of the
 // whole module are TestImportGraph's (package broker).
@@ -29,6 +31,7 @@ func TestEnvPathImports(t *testing.T) {
 		}
 	}
 	wireOnly := only("github.com/coder/websocket", mod+"executors/wire", mod+"config/pluginid",
+		mod+"config/suggest", "github.com/agnivade/levenshtein",
 		mod+"broker/internal/frame", mod+"broker/channel/link")
 	for pkg, ok := range map[string]func(string) bool{
 		mod + "broker/channel/link":      wireOnly,

@@ -117,7 +117,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 
 		{name: "airlock serve: token as argument", args: noBuiltin("serve", "--listen", "127.0.0.1:0", testToken), code: exitcode.Usage, err: "unexpected argument (the launch token is never an argument"},
 		{name: "airlock serve: bad listen", args: noBuiltin("serve", "--listen", "nonsense"), code: exitcode.Usage, err: "listen"},
-		{name: "airlock serve: unknown YAML key", args: noBuiltin("serve", "--config", badYAML), code: exitcode.Usage, err: "config " + badYAML + `: unknown key "mcp.foo"`},
+		{name: "airlock serve: unknown YAML key", args: noBuiltin("serve", "--config", badYAML), code: exitcode.Usage, err: "config: " + badYAML + `:3: unknown key "mcp.foo"`},
 		{name: "airlock serve: unknown flag", args: []string{"serve", "--tokne", "x"}, code: exitcode.Usage, err: "unknown flag: --tokne"},
 		{name: "airlock serve: standalone, public listen with a token", args: noBuiltin("serve", "--standalone", "--listen", "0.0.0.0:0"), env: tok, code: exitcode.Usage, err: "the standalone profile binds 127.0.0.1 only"},
 		{name: "airlock serve: standalone, no token", args: noBuiltin("serve", "--standalone", "--listen", "127.0.0.1:0"), code: exitcode.Usage, err: "the standalone profile needs a launch token"},

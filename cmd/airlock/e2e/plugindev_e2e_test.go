@@ -97,7 +97,7 @@ func TestBuildRefusals(t *testing.T) {
 		{devCase{[]string{"build", "$DIR/absent"}, exitcode.Usage, "airlock build: $DIR/absent: no such folder"}, t.TempDir(), nil},
 		{devCase{[]string{"build", "$DIR"}, exitcode.Usage, "airlock build: $DIR has no plugin.json: not a plugin project"}, t.TempDir(), nil},
 		{devCase{[]string{"build", "$DIR", "$DIR"}, exitcode.Usage, "airlock build: 2 arguments, want DIR"}, fresh, nil},
-		{devCase{[]string{"build", "$DIR"}, exitcode.Refused, "airlock build: descriptor-invalid: plugin.json: bounds.memoryMiB must be 1 to 4096"}, bad, nil},
+		{devCase{[]string{"build", "$DIR"}, exitcode.Refused, "airlock build: descriptor-invalid: $DIR/plugin.json: bounds.memoryMiB must be 1 to 4096"}, bad, nil},
 		{devCase{[]string{"build", "$DIR", "--tinygo"}, exitcode.Failed, "airlock build: tinygo is not on PATH"}, fresh, noGo},
 		{devCase{[]string{"build", "$DIR"}, exitcode.Failed, "airlock build: go is not on PATH"}, fresh, noGo},
 	} {
