@@ -184,7 +184,10 @@ func (w *chanWorld) callAsync(id, descriptor string, b wire.Bounds, tool, args s
 func (w *chanWorld) tryCall(id, descriptor string, b wire.Bounds, tool, args string) (wire.Answer, error) {
 	echo, _ := json.Marshal(b)
 	body := fmt.Sprintf(`{"v":1,"callId":%q,"tool":%q,"descriptorId":%q,"args":%s,"boundsEcho":%s}`, id, tool, descriptor, args, echo)
-	code, data, _, err := w.broker.tryDo("POST", "/v1/calls", map[string]string{"X-Tensorviz-Token": testToken}, []byte(body))
+	// The caller waits as long as the call may rightly take: its time
+	// bound, and a minute past it for the answer's way back.
+	within := time.Duration(b.TimeoutMs)*time.Millisecond + time.Minute
+	code, data, _, err := w.broker.tryDoWithin(within, "POST", "/v1/calls", map[string]string{"X-Tensorviz-Token": testToken}, []byte(body))
 	if err != nil {
 		return wire.Answer{}, err
 	}

@@ -344,7 +344,13 @@ func (p *proc) do(method, path string, header map[string]string, body []byte) (i
 // tryDo is do for goroutines other than the test's, which must not call
 // t.Fatal: it returns the failure instead.
 func (p *proc) tryDo(method, path string, header map[string]string, body []byte) (int, []byte, http.Header, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return p.tryDoWithin(60*time.Second, method, path, header, body)
+}
+
+// tryDoWithin is tryDo with its own deadline, for a request the broker
+// may rightly hold longer (a call with a long time bound).
+func (p *proc) tryDoWithin(d time.Duration, method, path string, header map[string]string, body []byte) (int, []byte, http.Header, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, p.URL()+path, bytes.NewReader(body))
 	if err != nil {

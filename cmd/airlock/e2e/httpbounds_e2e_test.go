@@ -162,7 +162,8 @@ func TestDebugAccessLogNamesRoutesNotPaths(t *testing.T) {
 	}{
 		{"GET", "/local/view/" + fresh(), nil, 404, "unmatched"},
 		{"GET", "/v1/tools/" + fresh(), auth, 404, "unmatched"},
-		{"POST", "/local/sessions/" + fresh(), auth, 404, "unmatched"},
+		{"POST", "/local/sessions/" + fresh(), auth, 405, "unmatched"},                     // only DELETE takes an id
+		{"DELETE", "/local/sessions/" + fresh(), auth, 404, "DELETE /local/sessions/{id}"}, // the route, never the id
 		{"PUT", "/v1/tools", auth, 405, "unmatched"},
 		{"X" + strings.ToUpper(fresh()), "/healthz", nil, 405, "unmatched"}, // a method is client text too
 		{"GET", "/" + fresh() + "/healthz", nil, 404, "unmatched"},

@@ -371,7 +371,7 @@ func TestLoadSteadyDrivesOnlyTheBroker(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Welcome\n"), 0o644))
 	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}
 	p := startServe(t, procOptions{Args: []string{"--root", "notes=" + notes}, Env: env, Secrets: []string{sessionToken}})
-	code, stdout, stderr := runCLI(t, env, "load", "calls", "--broker", p.URL(), "--steady", "-c", "2", "-d", "1s", "--warmup", "0s", "--json")
+	code, stdout, stderr := runCLI(t, env, "load", "calls", "--broker", p.URL(), "--steady", "-c", "2", "-d", "2s", "--warmup", "500ms", "--json")
 	if code != 0 {
 		t.Fatalf("load calls --steady: exit %d\n%s", code, stderr)
 	}
@@ -384,7 +384,7 @@ func TestLoadSteadyDrivesOnlyTheBroker(t *testing.T) {
 	if got := p.metric(t, `airlock_tool_calls_total{descriptor="notes",outcome="ok",tool="read_notes"}`); got < float64(c.Airlock.Calls) {
 		t.Errorf("the broker counted %v calls, the run %d", got, c.Airlock.Calls)
 	}
-	code, stdout, stderr = runCLI(t, env, "load", "relay", "--broker", p.URL(), "--steady", "--sessions", "3", "--views", "2", "-d", "1s", "--warmup", "0s", "--json")
+	code, stdout, stderr = runCLI(t, env, "load", "relay", "--broker", p.URL(), "--steady", "--sessions", "3", "--views", "2", "-d", "2s", "--warmup", "500ms", "--json")
 	if code != 0 {
 		t.Fatalf("load relay --steady: exit %d\n%s", code, stderr)
 	}
