@@ -55,16 +55,22 @@ func TestSchemaPatternProgramTooLargeRefused(t *testing.T) {
 func TestHostilePatternArgumentAnsweredAtTheTimeBound(t *testing.T) {
 	t.Parallel()
 	w := newFixtureWorld(t)
+	// The hostile match is about 10^9 steps (8 s for Go's regexp on an
+	// idle machine, more under -race or load), past 2.5 s anywhere; a
+	// matching argument is about 10^6 steps, far inside it even on a
+	// loaded machine, where the 1 s bound of the loop fixture is not.
+	b := w.loop
+	b.TimeoutMs = 2500
 	schema := `{"type":"object","properties":{"s":{"type":"string","pattern":"[a-z]{990}b"}}}`
-	must(t, plugins.WriteFolder(w.plugins, withSchema("pat", w.loop, schema), testkit.Fixture(t, "guest.wasm")))
+	must(t, plugins.WriteFolder(w.plugins, withSchema("pat", b, schema), testkit.Fixture(t, "guest.wasm")))
 	testkit.Eventually(t, "pat to be admitted", func() bool {
-		return postCall(t, w.p, w.body("pat", w.loop, "echo", `{"s":"b"}`)).Refused == wire.ArgsInvalid
+		return postCall(t, w.p, w.body("pat", b, "echo", `{"s":"b"}`)).Refused == wire.ArgsInvalid
 	})
 	arg := `{"s":"` + strings.Repeat("a", 1<<20) + `"}`
-	if a := postCall(t, w.p, w.body("pat", w.loop, "echo", arg)); a.Refused != wire.ExecTimeout {
-		t.Errorf("hostile argument under timeoutMs %d: %+v", w.loop.TimeoutMs, a)
+	if a := postCall(t, w.p, w.body("pat", b, "echo", arg)); a.Refused != wire.ExecTimeout {
+		t.Errorf("hostile argument under timeoutMs %d: %+v", b.TimeoutMs, a)
 	}
-	if a := postCall(t, w.p, w.body("pat", w.loop, "echo", `{"s":"`+strings.Repeat("a", 990)+`b"}`)); !a.OK {
+	if a := postCall(t, w.p, w.body("pat", b, "echo", `{"s":"`+strings.Repeat("a", 990)+`b"}`)); !a.OK {
 		t.Errorf("a matching argument after the hostile one: %+v", a)
 	}
 	metrics := scrape(t, w.p)
