@@ -94,19 +94,9 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		}
 		defer floor.Stop()
 	}
-	var reps []*CallsReport
-	for _, n := range shapes {
-		o.Concurrency = n
-		rep, err := callsShape(ctx, c, call, b, o, runner, reuse, floor)
-		if err != nil {
-			return nil, err
-		}
-		reps = append(reps, rep)
-		if rep.Interrupted {
-			break
-		}
-	}
-	return reps, nil
+	return eachShape(shapes, o, func(r *CallsReport) bool { return r.Interrupted }, func(o CallsOptions) (*CallsReport, error) {
+		return callsShape(ctx, c, call, b, o, runner, reuse, floor)
+	})
 }
 
 // callsShape is one shape of Calls: o.Concurrency callers on each side,

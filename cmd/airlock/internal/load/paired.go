@@ -86,19 +86,9 @@ func Paired(ctx context.Context, c *v1client.Client, pc PairedCalls, o CallsOpti
 // PairedShapes runs Paired once for each number of callers in shapes, one
 // after the other; a run that ctx cut short is the last.
 func PairedShapes(ctx context.Context, c *v1client.Client, pc PairedCalls, o CallsOptions, shapes ...int) ([]*PairedReport, error) {
-	var reps []*PairedReport
-	for _, n := range shapes {
-		o.Concurrency = n
-		rep, err := Paired(ctx, c, pc, o)
-		if err != nil {
-			return nil, err
-		}
-		reps = append(reps, rep)
-		if rep.Interrupted {
-			break
-		}
-	}
-	return reps, nil
+	return eachShape(shapes, o, func(r *PairedReport) bool { return r.Interrupted }, func(o CallsOptions) (*PairedReport, error) {
+		return Paired(ctx, c, pc, o)
+	})
 }
 
 // startRTT connects the rtt side to its echo: in a process of its own

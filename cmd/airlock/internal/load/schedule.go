@@ -126,3 +126,21 @@ func startProgress(m *meter, w io.Writer) (stop func()) {
 	go m.progress(w, stopc, done)
 	return func() { close(stopc); <-done }
 }
+
+// eachShape runs one shape per concurrency in shapes, in order, and stops
+// after one that Ctrl-C cut short: the report covers what was measured.
+func eachShape[R any](shapes []int, o CallsOptions, interrupted func(R) bool, run func(CallsOptions) (R, error)) ([]R, error) {
+	var reps []R
+	for _, n := range shapes {
+		o.Concurrency = n
+		rep, err := run(o)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
+		if interrupted(rep) {
+			break
+		}
+	}
+	return reps, nil
+}
