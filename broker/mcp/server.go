@@ -54,8 +54,11 @@ func (b routerBackend) Call(ctx context.Context, c wire.Call) (wire.Answer, erro
 	return b.r.Call(ctx, c), nil
 }
 
-// Protocol revisions accepted at initialize (PROTOCOL section 11).
-var protocolVersions = []string{"2025-11-25", "2025-06-18"}
+// Protocol revisions accepted at initialize (PROTOCOL section 11): every
+// revision with sessions that the SDK speaks, newest first, since agents
+// in the wild still speak the older ones. 2026-07-28 (stateless, with
+// server/discover) is not among them yet.
+var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // Options configure a Server.
 type Options struct {

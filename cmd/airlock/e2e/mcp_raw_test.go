@@ -27,7 +27,15 @@ type rawMCP struct {
 // startRawMCP runs `airlock mcp --no-builtin --log-level debug` on a
 // plugins folder serving the guest fixture's tools under descriptor fx
 // (60 s bounds), and opens the session.
-func startRawMCP(t *testing.T) *rawMCP {
+func startRawMCP(t *testing.T) *rawMCP { t.Helper(); return startRawMCPAt(t, latestRevision) }
+
+// latestRevision is the MCP revision the raw clients speak unless a test
+// names another.
+const latestRevision = "2025-11-25"
+
+// startRawMCPAt is startRawMCP initializing at revision, which the
+// server must answer with.
+func startRawMCPAt(t *testing.T, revision string) *rawMCP {
 	t.Helper()
 	plugDir := t.TempDir()
 	b := wire.Bounds{TimeoutMs: 60000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
@@ -69,9 +77,9 @@ func startRawMCP(t *testing.T) *rawMCP {
 			t.Logf("airlock mcp stderr:\n%s", tail(r.stderr.String(), 8000))
 		}
 	})
-	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if m := r.next(); m["result"] == nil {
-		t.Fatalf("initialize: %v", m)
+	r.send(initializeAt(revision))
+	if m := r.next(); answeredRevision(m) != revision {
+		t.Fatalf("initialize at %s: %v", revision, m)
 	}
 	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return r
@@ -131,20 +139,42 @@ func logged(stderr string, fragments ...string) bool {
 	return false
 }
 
+// initializeAt is an initialize request (id 0) at revision.
+func initializeAt(revision string) string {
+	return `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + revision +
+		`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+}
+
+// answeredRevision is the protocolVersion of an initialize result, "" if
+// it is not one.
+func answeredRevision(m map[string]any) string {
+	res, _ := m["result"].(map[string]any)
+	v, _ := res["protocolVersion"].(string)
+	return v
+}
+
 // httpSession is an initialized /mcp session driven by raw POSTs.
 type httpSession struct {
-	t  *testing.T
-	p  *proc
-	id string
+	t        *testing.T
+	p        *proc
+	id       string
+	revision string
 }
 
 // openHTTPSession initializes a session on p's /mcp.
 func openHTTPSession(t *testing.T, p *proc) *httpSession {
 	t.Helper()
-	s := &httpSession{t: t, p: p}
-	status, data, h := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if s.id = h.Get("Mcp-Session-Id"); status != 200 || s.id == "" {
-		t.Fatalf("initialize: %d %s", status, data)
+	return openHTTPSessionAt(t, p, latestRevision)
+}
+
+// openHTTPSessionAt is openHTTPSession at revision, which the server must
+// answer with; later requests carry it in Mcp-Protocol-Version.
+func openHTTPSessionAt(t *testing.T, p *proc, revision string) *httpSession {
+	t.Helper()
+	s := &httpSession{t: t, p: p, revision: revision}
+	status, data, h := s.post(initializeAt(revision))
+	if s.id = h.Get("Mcp-Session-Id"); status != 200 || s.id == "" || !strings.Contains(string(data), `"protocolVersion":"`+revision+`"`) {
+		t.Fatalf("initialize at %s: %d %s", revision, status, data)
 	}
 	if status, data, _ := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != 202 {
 		t.Fatalf("notifications/initialized: %d %s", status, data)
@@ -157,7 +187,7 @@ func openHTTPSession(t *testing.T, p *proc) *httpSession {
 func (s *httpSession) post(body string) (int, []byte, http.Header) {
 	s.t.Helper()
 	h := map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": "application/json",
-		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2025-11-25"}
+		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": s.revision}
 	if s.id != "" {
 		h["Mcp-Session-Id"] = s.id
 	}
