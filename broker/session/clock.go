@@ -7,15 +7,18 @@ import "time"
 // with a fake clock instead of sleeping.
 type Clock interface {
 	Now() time.Time
-	// NewTimer fires once on C after d.
-	NewTimer(d time.Duration) Timer
+	// TimerAt fires once on C at the time at, or at once if at has
+	// passed: a deadline rather than a duration, so that one computed
+	// from an earlier Now is never pushed later by the time it took to
+	// arm it (the reaper's sweep, then its sleep).
+	TimerAt(at time.Time) Timer
 	// AfterFunc calls f in its own goroutine after d.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
 // Timer is a stoppable timer from a Clock.
 type Timer interface {
-	// C is the channel NewTimer's timer fires on (nil for AfterFunc).
+	// C is the channel TimerAt's timer fires on (nil for AfterFunc).
 	C() <-chan time.Time
 	// Stop prevents the timer from firing; false if it already fired or
 	// was stopped.
@@ -30,8 +33,10 @@ type RealClock struct{}
 // waking (the monotonic clock stops during suspend).
 func (RealClock) Now() time.Time { return time.Now().Round(0) }
 
-// NewTimer wraps time.NewTimer.
-func (RealClock) NewTimer(d time.Duration) Timer { return realTimer{t: time.NewTimer(d)} }
+// TimerAt wraps time.NewTimer, until at by the wall clock.
+func (c RealClock) TimerAt(at time.Time) Timer {
+	return realTimer{t: time.NewTimer(at.Sub(c.Now()))}
+}
 
 // AfterFunc wraps time.AfterFunc.
 func (RealClock) AfterFunc(d time.Duration, f func()) Timer {

@@ -18,15 +18,15 @@ const maxReaperWait = time.Second
 func (s *Service) reaper(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	for {
-		hubs, next := s.store.sweep()
+		hubs, next, now := s.store.sweep()
 		for _, h := range hubs {
 			expireHub(h)
 		}
-		wait := maxReaperWait
-		if !next.IsZero() {
-			wait = min(max(next.Sub(s.clock.Now()), 0), maxReaperWait)
+		until := now.Add(maxReaperWait)
+		if !next.IsZero() && next.Before(until) {
+			until = next
 		}
-		t := s.clock.NewTimer(wait)
+		t := s.clock.TimerAt(until)
 		select {
 		case <-stop:
 			t.Stop()

@@ -47,19 +47,31 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) NewTimer(d time.Duration) Timer { return c.add(d, nil) }
+func (c *fakeClock) TimerAt(at time.Time) Timer { return c.add(func(time.Time) time.Time { return at }, nil) }
 
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer { return c.add(d, f) }
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	return c.add(func(now time.Time) time.Time { return now.Add(d) }, f)
+}
 
-func (c *fakeClock) add(d time.Duration, f func()) *fakeTimer {
+// add arms a timer at the time deadline gives for the clock's now, and
+// fires it at once if that has passed.
+func (c *fakeClock) add(deadline func(now time.Time) time.Time, f func()) *fakeTimer {
 	c.mu.Lock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), ch: make(chan time.Time, 1), f: f}
+	t := &fakeTimer{c: c, at: deadline(c.now), ch: make(chan time.Time, 1), f: f}
 	c.timers = append(c.timers, t)
+	due := !t.at.After(c.now)
 	c.mu.Unlock()
-	if d <= 0 {
+	if due {
 		c.Advance(0)
 	}
 	return t
+}
+
+// armed is how many timers wait to fire.
+func (c *fakeClock) armed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
 }
 
 // Advance moves time on and fires every timer that is due.

@@ -301,8 +301,9 @@ func (st *store) evictTombstones() {
 }
 
 // sweep expires due sessions and deletes tombstones past retention. It
-// returns the hubs to close and the next deadline (zero: none).
-func (st *store) sweep() ([]*relay.Hub, time.Time) {
+// returns the hubs to close, the next deadline (zero: none) and the time
+// it swept at.
+func (st *store) sweep() ([]*relay.Hub, time.Time, time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	now := st.clock.Now()
@@ -324,7 +325,7 @@ func (st *store) sweep() ([]*relay.Hub, time.Time) {
 			next = deadline
 		}
 	}
-	return closing, next
+	return closing, next, now
 }
 
 // reap deletes a tombstone and every key that pointed at it.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -357,5 +358,35 @@ func TestSessionGauges(t *testing.T) {
 	testkit.Eventually(t, "gauges follow expiry", func() bool {
 		return testutil.ToFloat64(s.m.Sessions.WithLabelValues("live")) == 1 &&
 			testutil.ToFloat64(s.m.Sessions.WithLabelValues("tombstone")) == 1
+	})
+}
+
+// advancingClock is a fake clock that, once armed, moves on by step just
+// before it arms the next timer: the moment a test's Advance lands between
+// the reaper's sweep and its sleep.
+type advancingClock struct {
+	*fakeClock
+	step atomic.Int64 // nanoseconds; 0 when not armed
+}
+
+func (c *advancingClock) TimerAt(at time.Time) Timer {
+	if d := c.step.Swap(0); d != 0 {
+		c.fakeClock.Advance(time.Duration(d))
+	}
+	return c.fakeClock.TimerAt(at)
+}
+
+// TestReaperSleepsUntilADeadline: time that passes between the reaper's
+// sweep and its sleep does not push the next sweep later. A sleep armed
+// for a duration from the sweep's now would wake a second past the
+// session's expiry, here never, since the clock does not move again.
+func TestReaperSleepsUntilADeadline(t *testing.T) {
+	clock := &advancingClock{fakeClock: newFakeClock()}
+	s := newTestService(t, clock, func(o *Options) { o.Metrics = newRegistry() })
+	testkit.Eventually(t, "the reaper's first sleep", func() bool { return clock.armed() > 0 })
+	clock.step.Store(int64(time.Second))
+	_, _ = s.store.mint(origin, time.Second, false, true) // its nudge makes the reaper sweep and sleep again
+	testkit.Eventually(t, "the session expires at its deadline", func() bool {
+		return testutil.ToFloat64(s.m.Sessions.WithLabelValues("tombstone")) == 1
 	})
 }

@@ -68,7 +68,7 @@ func TestTombstoneCap(t *testing.T) {
 	}
 	// The reaper deletes the survivors at their retention as before.
 	clock.now = clock.now.Add(time.Hour)
-	if _, next := st.sweep(); !next.IsZero() {
+	if _, next, _ := st.sweep(); !next.IsZero() {
 		t.Fatalf("next deadline %v after every tombstone's retention", next)
 	}
 	if l, ts := st.counts(); l != 0 || ts != 0 {
