@@ -47,7 +47,9 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) TimerAt(at time.Time) Timer { return c.add(func(time.Time) time.Time { return at }, nil) }
+func (c *fakeClock) TimerAt(at time.Time) Timer {
+	return c.add(func(time.Time) time.Time { return at }, nil)
+}
 
 func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	return c.add(func(now time.Time) time.Time { return now.Add(d) }, f)
