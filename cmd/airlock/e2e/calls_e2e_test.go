@@ -126,13 +126,33 @@ func must(t *testing.T, err error) {
 
 func portOf(url string) string { return url[strings.LastIndex(url, ":")+1:] }
 
-// closedPort is a loopback port with nothing listening.
-func closedPort(t *testing.T) string {
+// closedPort is a loopback port where no server answers (resettingAddr's).
+func closedPort(t *testing.T) string { return portOf(resettingAddr(t)) }
+
+// resettingAddr is a loopback host:port that resets every connection it
+// is offered, until the test ends. A port merely closed could be bound
+// again by another test's server before it is dialled (a fetch was once
+// answered 404 there); this one stays the test's.
+func resettingAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
-	port := portOf(ln.Addr().String())
-	ln.Close()
-	return port
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // a reset, not an orderly close
+			}
+			_ = c.Close()
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); <-done })
+	return ln.Addr().String()
 }
 
 func isLoop(tool string) bool { return tool == "loop" }

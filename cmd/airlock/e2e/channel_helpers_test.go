@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,7 +41,7 @@ type chanWorld struct {
 	bounds  wire.Bounds // fx: quick calls
 	slow    wire.Bounds // slow: long sleeps
 	brokEnv []string
-	closed  string       // an allowlisted host:port with nothing listening
+	closed  string       // an allowlisted host:port that resets every connection
 	calls   atomic.Int64 // calls made (and answered) through call
 }
 
@@ -52,12 +51,7 @@ func newChanWorld(t *testing.T, env ...string) *chanWorld {
 	w.web = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprint(rw, "hello") }))
 	t.Cleanup(w.web.Close)
 	webHost := strings.TrimPrefix(w.web.URL, "http://")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.closed = ln.Addr().String()
-	ln.Close()
+	w.closed = resettingAddr(t)
 	w.bounds = wire.Bounds{TimeoutMs: 2000, MemoryMiB: 64, MaxOutputBytes: 1 << 16, MaxRequests: 2,
 		AllowedHosts: []string{webHost, w.closed}, Roots: []string{}}
 	w.slow = wire.Bounds{TimeoutMs: 60000, MemoryMiB: 64, MaxOutputBytes: 1 << 16, AllowedHosts: []string{}, Roots: []string{}}

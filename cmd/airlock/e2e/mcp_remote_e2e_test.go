@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net"
 	"strings"
 	"testing"
 
@@ -49,11 +48,7 @@ func TestMCPRemoteRefusedTokenExits3(t *testing.T) {
 
 func TestMCPRemoteUnreachableExits1(t *testing.T) {
 	t.Parallel()
-	// A port that was just free: nothing listens there.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	url := "http://" + ln.Addr().String()
-	must(t, ln.Close())
+	url := "http://" + resettingAddr(t) // no broker answers there
 	mcpStartRefused(t, tokenEnv(), 1, []string{"cannot reach the broker", url, "--broker"}, "--broker", url)
 }
 
