@@ -158,12 +158,7 @@ func TestFetchBudget(t *testing.T) {
 
 func TestFetchFailed(t *testing.T) {
 	srv := newServer(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close()
+	dead := testkit.ResettingAddr(t)
 	forStyles(t, Config{MaxFetchBytes: 1000}, fetchBounds(3, srv.hostport(), dead), func(t *testing.T, p *Program) {
 		a := call(t, p, "fetch", fmt.Sprintf(`{"url":%q}`, "http://"+dead+"/"))
 		wantRule(t, a, wire.FetchFailed)

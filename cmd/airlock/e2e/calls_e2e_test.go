@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -126,34 +125,8 @@ func must(t *testing.T, err error) {
 
 func portOf(url string) string { return url[strings.LastIndex(url, ":")+1:] }
 
-// closedPort is a loopback port where no server answers (resettingAddr's).
-func closedPort(t *testing.T) string { return portOf(resettingAddr(t)) }
-
-// resettingAddr is a loopback host:port that resets every connection it
-// is offered, until the test ends. A port merely closed could be bound
-// again by another test's server before it is dialled (a fetch was once
-// answered 404 there); this one stays the test's.
-func resettingAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if tc, ok := c.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0) // a reset, not an orderly close
-			}
-			_ = c.Close()
-		}
-	}()
-	t.Cleanup(func() { _ = ln.Close(); <-done })
-	return ln.Addr().String()
-}
+// closedPort is a loopback port where no server answers.
+func closedPort(t *testing.T) string { return portOf(testkit.ResettingAddr(t)) }
 
 func isLoop(tool string) bool { return tool == "loop" }
 

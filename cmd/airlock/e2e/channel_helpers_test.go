@@ -51,7 +51,7 @@ func newChanWorld(t *testing.T, env ...string) *chanWorld {
 	w.web = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprint(rw, "hello") }))
 	t.Cleanup(w.web.Close)
 	webHost := strings.TrimPrefix(w.web.URL, "http://")
-	w.closed = resettingAddr(t)
+	w.closed = testkit.ResettingAddr(t)
 	w.bounds = wire.Bounds{TimeoutMs: 2000, MemoryMiB: 64, MaxOutputBytes: 1 << 16, MaxRequests: 2,
 		AllowedHosts: []string{webHost, w.closed}, Roots: []string{}}
 	w.slow = wire.Bounds{TimeoutMs: 60000, MemoryMiB: 64, MaxOutputBytes: 1 << 16, AllowedHosts: []string{}, Roots: []string{}}

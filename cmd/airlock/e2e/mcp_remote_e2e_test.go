@@ -48,7 +48,7 @@ func TestMCPRemoteRefusedTokenExits3(t *testing.T) {
 
 func TestMCPRemoteUnreachableExits1(t *testing.T) {
 	t.Parallel()
-	url := "http://" + resettingAddr(t) // no broker answers there
+	url := "http://" + testkit.ResettingAddr(t) // no broker answers there
 	mcpStartRefused(t, tokenEnv(), 1, []string{"cannot reach the broker", url, "--broker"}, "--broker", url)
 }
 
