@@ -439,12 +439,12 @@ func loadEnviron(k *koanf.Koanf, environ []string, refs map[string]bool) ([]stri
 	}
 	sort.Strings(unknown)
 	warnings := make([]string, 0, len(unknown))
+	names := make([]string, 0, len(byEnv)) // the settings' variables, for a suggestion
+	for e := range byEnv {
+		names = append(names, strings.TrimPrefix(e, "AIRLOCK_"))
+	}
 	for _, name := range unknown {
 		w := fmt.Sprintf("environment variable %s is not a setting and is ignored", name)
-		var names []string
-		for e := range byEnv {
-			names = append(names, strings.TrimPrefix(e, "AIRLOCK_"))
-		}
 		if near := suggest.Nearest(strings.TrimPrefix(name, "AIRLOCK_"), names); near != "" {
 			w += fmt.Sprintf("; did you mean AIRLOCK_%s?", near)
 		}

@@ -48,7 +48,7 @@ func (p *proc) tryConnect(t *testing.T, n int, o localclient.MintOptions) (_ *se
 	if o.LaunchOrigin == "" {
 		o.LaunchOrigin = p.URL()
 	}
-	var opened []*localclient.Conn
+	var opened []*sock
 	defer func() {
 		if err != nil {
 			for _, c := range opened {
@@ -69,33 +69,17 @@ func (p *proc) tryConnect(t *testing.T, n int, o localclient.MintOptions) (_ *se
 	}
 	p.AddSecret(pass.Cookie.Value)
 	p.AddSecret(pass.Key)
-	// hello dials and completes the handshake of one role.
-	hello := func(name string, o localclient.DialOptions) (*sock, *localclient.Connected, error) {
-		c, err := localclient.Dial(ctx, p.URL(), o)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: dial: %w", name, err)
-		}
-		opened = append(opened, c)
-		connected, err := c.Hello(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s hello: %w", name, err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		return &sock{c, t, name}, connected, nil
-	}
 	s := &session{p: p, m: m, pass: pass, ck: pass.Cookie}
-	if s.host, _, err = hello("host", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{s.hostCookie()}}); err != nil {
+	if s.host, _, err = p.tryHost(t, m); err != nil {
 		return nil, err
 	}
+	opened = append(opened, s.host)
 	for range n {
-		v, c, err := hello("view", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
-			Cookies: []*http.Cookie{pass.Cookie}, ViewKey: pass.Key})
+		v, c, err := p.tryView(t, m, pass)
 		if err != nil {
 			return nil, err
 		}
-		v.name = "view " + c.ViewID
-		v.expect("connectionState")
+		opened = append(opened, v)
 		s.host.expect("viewState")
 		s.views = append(s.views, v)
 		s.ids = append(s.ids, c.ViewID)

@@ -91,11 +91,9 @@ func (p *proc) dial(t *testing.T, name string, o localclient.DialOptions) *sock 
 // host connects and completes the handshake as the session's host.
 func (p *proc) host(t *testing.T, m *localclient.Minted) (*sock, *localclient.Connected) {
 	t.Helper()
-	s := p.dial(t, "host", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}})
-	c, err := s.Hello(tctx(t))
+	s, c, err := p.tryHost(t, m)
 	if err != nil {
-		t.Fatalf("host hello: %v", err)
+		t.Fatal(err)
 	}
 	return s, c
 }
@@ -104,15 +102,45 @@ func (p *proc) host(t *testing.T, m *localclient.Minted) (*sock, *localclient.Co
 // handshake; it consumes the connectionState that follows connected.
 func (p *proc) view(t *testing.T, m *localclient.Minted, pass *localclient.ViewPass) (*sock, *localclient.Connected) {
 	t.Helper()
-	s := p.dial(t, "view", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
-		Cookies: []*http.Cookie{pass.Cookie}, ViewKey: pass.Key})
-	c, err := s.Hello(tctx(t))
+	s, c, err := p.tryView(t, m, pass)
 	if err != nil {
-		t.Fatalf("view hello: %v", err)
+		t.Fatal(err)
+	}
+	return s, c
+}
+
+// tryHost is host that returns what failed instead of failing t.
+func (p *proc) tryHost(t *testing.T, m *localclient.Minted) (*sock, *localclient.Connected, error) {
+	return p.tryHello(t, "host", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
+		Cookies: []*http.Cookie{{Name: contract.HostCookie, Value: m.HostCookieKey}}})
+}
+
+// tryView is view that returns what failed instead of failing t.
+func (p *proc) tryView(t *testing.T, m *localclient.Minted, pass *localclient.ViewPass) (*sock, *localclient.Connected, error) {
+	s, c, err := p.tryHello(t, "view", localclient.DialOptions{Origin: m.LaunchOrigin, SessionID: m.WorkspaceSessionID,
+		Cookies: []*http.Cookie{pass.Cookie}, ViewKey: pass.Key})
+	if err != nil {
+		return nil, nil, err
 	}
 	s.name = "view " + c.ViewID
 	s.expect("connectionState")
-	return s, c
+	return s, c, nil
+}
+
+// tryHello dials as name and completes the handshake; the socket is
+// closed at cleanup, or at once when the handshake fails.
+func (p *proc) tryHello(t *testing.T, name string, o localclient.DialOptions) (*sock, *localclient.Connected, error) {
+	c, err := localclient.Dial(tctx(t), p.URL(), o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: dial: %w", name, err)
+	}
+	connected, err := c.Hello(tctx(t))
+	if err != nil {
+		c.CloseNow()
+		return nil, nil, fmt.Errorf("%s hello: %w", name, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &sock{c, t, name}, connected, nil
 }
 
 func (s *sock) send(typ string, payload any, seq int64) {
