@@ -49,13 +49,13 @@ func (s *session) serve(ctx context.Context, grace time.Duration, bearer string)
 	if err := s.sendCatalog(); err != nil {
 		return false, err
 	}
-	s.c.event(map[string]any{"event": "connected", "broker": s.c.opts.URL})
-	s.c.opts.Logger.Info("connected", "broker", s.c.opts.URL)
-
 	callCtx, cancelCalls := context.WithCancel(context.Background())
 	defer cancelCalls()
 	readErr := make(chan error, 1)
 	go func() { readErr <- s.read(callCtx) }()
+	confirmed := make(chan struct{})
+	go func() { defer close(confirmed); s.confirm(callCtx) }()
+	defer func() { <-confirmed }()
 	pinged := make(chan struct{})
 	go func() { defer close(pinged); link.Keepalive(callCtx, s.conn, &s.act) }()
 	defer func() { <-pinged }()
@@ -78,6 +78,22 @@ func (s *session) serve(ctx context.Context, grace time.Duration, bearer string)
 			return s.carried.Load(), s.ended(err)
 		}
 	}
+}
+
+// confirm says "connected" once the broker has accepted the hello. The
+// channel sends no acknowledgement frame (a seed client expects none), so
+// the proof is a pong to a ping sent after the hello: the broker reads its
+// frames in order and answers the ping only after it accepted the hello;
+// a broker that refused the hello has sent its close and answers no
+// ping, so nothing is said but the refusal.
+func (s *session) confirm(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, link.PingTimeout)
+	defer cancel()
+	if s.conn.Ping(pctx) != nil {
+		return
+	}
+	s.c.event(map[string]any{"event": "connected", "broker": s.c.opts.URL})
+	s.c.opts.Logger.Info("connected", "broker", s.c.opts.URL)
 }
 
 // drain stops taking calls, waits (bounded) for those running, and closes

@@ -15,8 +15,9 @@ import (
 // died without a close (a crashed machine, a pulled cable) settles its
 // calls closed rather than leaving the executor "connected" to nobody.
 const (
-	pingEvery   = 15 * time.Second
-	pingTimeout = 10 * time.Second
+	pingEvery = 15 * time.Second
+	// PingTimeout is how long a pong may take.
+	PingTimeout = 10 * time.Second
 )
 
 // Keepalive pings the other end of conn every 15 s until ctx ends; a pong
@@ -32,7 +33,7 @@ const (
 //     than the pong bound. Bytes still arriving are proof enough that the
 //     peer is there.
 func Keepalive(ctx context.Context, conn *websocket.Conn, act *Activity) {
-	keepalive(ctx, conn, act, pingEvery, pingTimeout)
+	keepalive(ctx, conn, act, pingEvery, PingTimeout)
 }
 
 func keepalive(ctx context.Context, conn *websocket.Conn, act *Activity, every, timeout time.Duration) {

@@ -57,7 +57,8 @@ func TestEnvRefusesBadStarts(t *testing.T) {
 // TestEnvMistypedBearerSaysOnce: a bearer the broker does not know (one
 // character off the paired one) stops the environment with exit 3 and
 // one ERROR line that says the broker refused it and what to do, naming
-// the bearer file; it does not guess that the pairing was removed.
+// the bearer file; it does not guess that the pairing was removed, and
+// never said it was connected.
 func TestEnvMistypedBearerSaysOnce(t *testing.T) {
 	t.Parallel()
 	w := newChanWorld(t)
@@ -83,6 +84,9 @@ func TestEnvMistypedBearerSaysOnce(t *testing.T) {
 	}
 	if strings.Contains(env.Stderr(), "made again") || strings.Count(env.Stderr(), "refused the bearer") != 1 {
 		t.Errorf("the refusal is said more than once, or guessed at:\n%s", env.Stderr())
+	}
+	if strings.Contains(env.stdout.String(), `"event":"connected"`) || strings.Contains(env.Stderr(), `"msg":"connected"`) {
+		t.Errorf("a refused environment said it was connected:\n%s\n%s", env.stdout.String(), env.Stderr())
 	}
 }
 
