@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/airlock/airlock/broker/v1client"
@@ -18,31 +15,6 @@ import (
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/plugins"
 )
-
-// walkthroughMarker precedes each fenced shell block of plugins/README.md
-// that TestWalkthrough runs.
-const walkthroughMarker = "<!-- walkthrough -->"
-
-// walkthroughBlocks returns the marked blocks of a README, in order.
-func walkthroughBlocks(t *testing.T, readme string) []string {
-	t.Helper()
-	var blocks []string
-	lines := strings.Split(readme, "\n")
-	for i := 0; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) != walkthroughMarker {
-			continue
-		}
-		if i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "```sh" {
-			t.Fatalf("plugins/README.md line %d: %s is not followed by a ```sh block", i+1, walkthroughMarker)
-		}
-		var block []string
-		for i += 2; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
-			block = append(block, lines[i])
-		}
-		blocks = append(blocks, strings.TrimSpace(strings.Join(block, "\n")))
-	}
-	return blocks
-}
 
 // walkStep is what a walkthrough block must do.
 type walkStep struct {
@@ -69,7 +41,10 @@ func TestWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := walkthroughBlocks(t, string(readme))
+	var blocks []string
+	for _, b := range markedBlocks(t, "plugins/README.md", string(readme), "walkthrough") {
+		blocks = append(blocks, b.body)
+	}
 	steps := walkthroughSteps()
 	if len(blocks) != len(steps) {
 		t.Fatalf("plugins/README.md has %d walkthrough blocks, the test knows %d:\n%s", len(blocks), len(steps), strings.Join(blocks, "\n"))
@@ -86,7 +61,7 @@ func TestWalkthrough(t *testing.T) {
 			block = strings.ReplaceAll(block, "127.0.0.1:7420", addr)
 		}
 		if st.background {
-			addr = startWalkthroughBroker(t, work, env, block)
+			addr = startLine(t, work, env, onFreePort(block)).waitListening(t)
 			continue
 		}
 		if strings.HasPrefix(block, "airlock call ") {
@@ -189,49 +164,6 @@ func walkthroughEnv(t *testing.T) []string {
 		"GOTOOLCHAIN=local",
 		"GORACE=halt_on_error=1",
 	}
-}
-
-var listeningAddr = regexp.MustCompile(`"addr":"([^"]+)"`)
-
-// startWalkthroughBroker runs the backgrounded block (without its &) on
-// port 0 and returns the address it listens on; it is stopped with
-// SIGTERM at cleanup and must exit 0.
-func startWalkthroughBroker(t *testing.T, work string, env []string, block string) string {
-	t.Helper()
-	line := strings.TrimSpace(strings.TrimSuffix(block, "&"))
-	line = strings.ReplaceAll(line, "127.0.0.1:7420", "127.0.0.1:0")
-	cmd := exec.Command("bash", "-c", "exec "+line)
-	cmd.Dir, cmd.Env = work, env
-	stdout, stderr := &testkit.Buffer{}, &testkit.Buffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan int, 1)
-	go func() { done <- exitCode(cmd.Wait()) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		if code := <-done; code != 0 {
-			t.Errorf("the broker exited %d:\n%s", code, tail(stderr.String(), 4000))
-		}
-	})
-	addr := ""
-	testkit.Eventually(t, "the broker's listening line", func() bool {
-		select {
-		case code := <-done:
-			done <- code
-			t.Fatalf("the broker exited %d:\n%s", code, tail(stderr.String(), 4000))
-		default:
-		}
-		sc := bufio.NewScanner(strings.NewReader(stdout.String()))
-		if sc.Scan() {
-			if m := listeningAddr.FindStringSubmatch(sc.Text()); m != nil {
-				addr = m[1]
-			}
-		}
-		return addr != ""
-	})
-	return addr
 }
 
 // waitListed waits until the broker at addr lists the descriptor id: it
