@@ -1,17 +1,52 @@
 // An MCP client written with the TypeScript SDK, independent of the Go SDK
-// the server is built on: it starts `airlock mcp` over stdio, lists the
-// tools, calls read_notes and a refused call, and prints what it saw as one
-// JSON line. Usage: node client.mjs AIRLOCK_BIN NOTES_DIR DATA_DIR
+// the server is built on. It connects at one protocol revision, lists the
+// tools, calls read_notes, a refused call and an unknown tool, and prints
+// what it saw as one JSON line.
+//
+// Usage:
+//   node client.mjs REVISION stdio AIRLOCK_BIN NOTES_DIR DATA_DIR   starts `airlock mcp`
+//   node client.mjs REVISION http URL                                a running broker's /mcp;
+//                                                                    the launch token in MCP_TOKEN
+//
+// The SDK always offers its newest revision at initialize; to speak as an
+// older client does, the initialize request it sends is given REVISION
+// instead, and the revision the server answers with is reported.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [bin, notes, data] = process.argv.slice(2);
-const transport = new StdioClientTransport({
-  command: bin,
-  args: ["mcp", "--root", `notes=${notes}`, "--data", data],
-  env: { ...process.env },
-  stderr: "inherit",
-});
+const [revision, kind, ...rest] = process.argv.slice(2);
+let transport;
+if (kind === "stdio") {
+  const [bin, notes, data] = rest;
+  transport = new StdioClientTransport({
+    command: bin,
+    args: ["mcp", "--root", `notes=${notes}`, "--data", data],
+    env: { ...process.env },
+    stderr: "inherit",
+  });
+} else if (kind === "http") {
+  transport = new StreamableHTTPClientTransport(new URL(rest[0]), {
+    requestInit: { headers: { Authorization: `Bearer ${process.env.MCP_TOKEN}` } },
+  });
+} else {
+  throw new Error(`unknown transport ${kind}`);
+}
+
+let negotiated = null;
+const send = transport.send.bind(transport);
+transport.send = (message, options) => {
+  if (message.method === "initialize") {
+    message = { ...message, params: { ...message.params, protocolVersion: revision } };
+  }
+  return send(message, options);
+};
+const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
+transport.setProtocolVersion = (v) => {
+  negotiated = v;
+  setProtocolVersion?.(v);
+};
+
 const client = new Client({ name: "ts-e2e", version: "1.0.0" });
 await client.connect(transport);
 const { tools } = await client.listTools();
@@ -24,6 +59,7 @@ try {
   unknown = e.code ?? String(e);
 }
 console.log(JSON.stringify({
+  revision: negotiated,
   protocol: client.getServerCapabilities(),
   tools: tools.map((t) => t.name).sort(),
   readOnly: tools.find((t) => t.name === "read_notes")?.annotations?.readOnlyHint,
