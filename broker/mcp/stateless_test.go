@@ -468,3 +468,32 @@ func TestStatelessCancelByClosing(t *testing.T) {
 		return testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("tools-call", metrics.Cancelled)) == 1
 	})
 }
+
+// TestDrainEndsListens: a drained /mcp ends the open stateless listens,
+// so they do not hold the broker's shutdown.
+func TestDrainEndsListens(t *testing.T) {
+	f := startStateless(t, config.MCP{MaxSessions: 4, MaxBodyBytes: 1 << 20, SessionIdleMs: 60000})
+	req, _ := http.NewRequest("POST", f.ts.URL+"/mcp", bytes.NewReader(statelessListen))
+	req.Header = statelessHeader("subscriptions/listen", "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	f.h.Drain()
+	select {
+	case <-f.h.drained:
+	case <-time.After(5 * time.Second):
+		t.Fatal("listen not ended by the drain")
+	}
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the listen's stream outlived the drain")
+	}
+	if n := f.h.listens.Load(); n != 0 {
+		t.Errorf("%d listens still hold a place", n)
+	}
+}
