@@ -147,12 +147,14 @@ type Env struct {
 
 // MCP bounds what MCP clients can hold on /mcp (PROTOCOL section 11).
 type MCP struct {
-	// MaxSessions caps open /mcp sessions; past it initialize is
-	// answered 503.
+	// MaxSessions caps open /mcp sessions and 2026-07-28 listens (the
+	// stateless requests that stay open); past it initialize, or a
+	// listen, is answered 503.
 	MaxSessions int `koanf:"max_sessions"`
 	// MaxBodyBytes caps one /mcp request body.
 	MaxBodyBytes int `koanf:"max_body_bytes"`
-	// SessionIdleMs closes a session that sent nothing for this long.
+	// SessionIdleMs closes a session that sent nothing for this long,
+	// and ends a 2026-07-28 listen after as long.
 	SessionIdleMs int `koanf:"session_idle_ms"`
 }
 
@@ -216,9 +218,9 @@ var Settings = []Setting{
 	{Key: "env.broker", Default: "", Help: "airlock env: the broker's channel URL (ws://HOST:PORT/channel)"},
 	{Key: "env.backoff_max_ms", Default: 10000, Help: "airlock env: longest wait between reconnects"},
 
-	{Key: "mcp.max_sessions", Default: 64, Help: "open /mcp sessions at most; past it initialize answers 503"},
+	{Key: "mcp.max_sessions", Default: 64, Help: "open /mcp sessions (and 2026-07-28 listens) at most; past it initialize answers 503"},
 	{Key: "mcp.max_body_bytes", Default: 16 << 20, Help: "largest /mcp request body"},
-	{Key: "mcp.session_idle_ms", Default: 30 * 60 * 1000, Help: "an /mcp session that sends nothing this long is closed"},
+	{Key: "mcp.session_idle_ms", Default: 30 * 60 * 1000, Help: "an /mcp session that sends nothing this long is closed, and a 2026-07-28 listen ended"},
 }
 
 // DefaultDataDir is $XDG_STATE_HOME/airlock, or ~/.local/state/airlock.

@@ -111,7 +111,7 @@ const Cancelled = string(wire.Cancelled)
 var (
 	MCPTransports = []string{"stdio", "http"}
 	MCPMethods    = []string{"initialize", "ping", "tools/list", "tools/call",
-		"notifications/initialized", "notifications/cancelled", Other}
+		"notifications/initialized", "notifications/cancelled", "server/discover", "subscriptions/listen", Other}
 	// MCPOutcomes: ok, refused (a tools/call answered isError), error (a
 	// JSON-RPC error) or cancelled (the client cancelled the request).
 	MCPOutcomes = []string{"ok", "refused", "error", Cancelled}

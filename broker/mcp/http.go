@@ -42,13 +42,15 @@ type HTTPOptions struct {
 // 1.4's error bodies, and bounds on sessions and bodies. It implements
 // broker.Component.
 type HTTP struct {
-	o        HTTPOptions
-	h        *sdk.StreamableHTTPHandler
-	newMu    sync.Mutex // serializes session creation, so the cap holds
-	draining atomic.Bool
-	drained  chan struct{} // closed when Drain has closed the sessions
-	drainOne sync.Once
-	calls    inflight[callKey] // requests of POSTs being served
+	o         HTTPOptions
+	h         *sdk.StreamableHTTPHandler
+	stateless *sdk.StreamableHTTPHandler // 2026-07-28's requests (stateless.go)
+	newMu     sync.Mutex                 // serializes taking a place, so the cap holds
+	listens   atomic.Int64               // stateless listens open: each holds a place
+	draining  atomic.Bool
+	drained   chan struct{} // closed when Drain has closed the sessions
+	drainOne  sync.Once
+	calls     inflight[callKey] // requests of POSTs being served
 }
 
 // NewHTTP builds /mcp over o.Server.
@@ -63,6 +65,8 @@ func NewHTTP(o HTTPOptions) *HTTP {
 		// The broker's own Host guard runs first (PROTOCOL section 1.3).
 		DisableLocalhostProtection: true,
 	})
+	h.stateless = newStateless(o)
+	o.Server.listenFor.Store(int64(time.Duration(o.Config.SessionIdleMs) * time.Millisecond))
 	return h
 }
 
@@ -131,6 +135,10 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if stateless(r) {
+			h.serveStateless(w, r, msg)
+			return
+		}
 		session := r.Header.Get(sessionHeader)
 		if session == "" {
 			h.newSession(w, r)
@@ -187,17 +195,38 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 // newSession serves a POST that opens a session (initialize), unless the
-// sessions are at their bound: then 503.
+// places are at their bound: then 503.
 func (h *HTTP) newSession(w http.ResponseWriter, r *http.Request) {
 	h.newMu.Lock()
 	defer h.newMu.Unlock()
-	n := 0
-	for range h.o.Server.sdk.Sessions() {
-		n++
-	}
-	if n >= h.o.Config.MaxSessions {
+	if h.places() >= h.o.Config.MaxSessions {
 		httpx.WriteError(w, contract.Unavailable)
 		return
 	}
 	h.h.ServeHTTP(w, r)
+}
+
+// holdListen takes a place for a stateless listen; false at the bound.
+// The caller gives it back (listens.Add(-1)) when the listen ends.
+func (h *HTTP) holdListen() bool {
+	h.newMu.Lock()
+	defer h.newMu.Unlock()
+	if h.places() >= h.o.Config.MaxSessions {
+		return false
+	}
+	h.listens.Add(1)
+	return true
+}
+
+// places counts what holds a place under mcp.max_sessions: the sessions
+// and the stateless listens. A stateless request's own SDK session has no
+// id and lives only as long as the request: it takes none.
+func (h *HTTP) places() int {
+	n := int(h.listens.Load())
+	for ss := range h.o.Server.sdk.Sessions() {
+		if ss.ID() != "" {
+			n++
+		}
+	}
+	return n
 }

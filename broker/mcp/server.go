@@ -54,11 +54,12 @@ func (b routerBackend) Call(ctx context.Context, c wire.Call) (wire.Answer, erro
 	return b.r.Call(ctx, c), nil
 }
 
-// Protocol revisions accepted at initialize (PROTOCOL section 11): every
-// revision with sessions that the SDK speaks, newest first, since agents
-// in the wild still speak the older ones. 2026-07-28 (stateless, with
-// server/discover) is not among them yet.
-var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// Protocol revisions served (PROTOCOL section 11): every one the SDK
+// speaks, newest first, since agents in the wild still speak the older
+// ones. 2026-07-28 is stateless (server/discover, the revision in each
+// request's _meta; on /mcp, stateless.go); the others open a session at
+// initialize.
+var protocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // Options configure a Server.
 type Options struct {
@@ -100,6 +101,8 @@ type Server struct {
 	sessMu   sync.Mutex
 	sessions map[*sdk.ServerSession]bool // initialized and not yet closed
 	closed   bool
+
+	listenFor atomic.Int64 // how long a subscriptions/listen lasts, in ns; 0: unbounded (stateless.go)
 }
 
 // New builds a Server and lists the catalog once. Close releases it.
@@ -122,7 +125,7 @@ func New(o Options) *Server {
 		SupportedProtocolVersions: protocolVersions,
 		Logger:                    o.Logger,
 	})
-	s.sdk.AddReceivingMiddleware(s.observe)
+	s.sdk.AddReceivingMiddleware(s.observe, s.endListen)
 	s.resync()
 	s.wg.Add(1)
 	go s.loop()
@@ -444,7 +447,8 @@ func (s *Server) progress(ctx context.Context, req *sdk.CallToolRequest) func() 
 }
 
 // observe counts every request by method and outcome, lists the catalog
-// afresh before tools/list, and tracks sessions once initialized.
+// afresh before tools/list, and tracks sessions once initialized (or, on
+// stdio, discovered: on /mcp a server/discover opens no session).
 func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if method == "tools/list" {
@@ -461,7 +465,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			outcome = "refused"
 		}
 		s.o.Metrics.MCPRequest(method, outcome)
-		if method == "initialize" && err == nil {
+		if err == nil && (method == "initialize" || method == "server/discover" && s.o.Transport != "http") {
 			if ss, ok := req.GetSession().(*sdk.ServerSession); ok {
 				s.track(ss)
 			}

@@ -101,6 +101,12 @@ func (b *lockedBuffer) String() string {
 
 func start(t *testing.T, routes ...calls.Route) *fixture {
 	t.Helper()
+	return startAt(t, mcptest.Revision, routes...)
+}
+
+// startAt is start with a client speaking revision.
+func startAt(t *testing.T, revision string, routes ...calls.Route) *fixture {
+	t.Helper()
 	f := &fixture{src: &source{}, reg: metrics.New(), logs: &lockedBuffer{}}
 	f.src.set(routes...)
 	logger := slog.New(slog.NewJSONHandler(f.logs, nil))
@@ -111,7 +117,7 @@ func start(t *testing.T, routes ...calls.Route) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- f.srv.Run(ctx, st) }()
-	cs, err := mcptest.Connect(context.Background(), ct)
+	cs, err := mcptest.ConnectAt(context.Background(), ct, revision)
 	if err != nil {
 		t.Fatal(err)
 	}

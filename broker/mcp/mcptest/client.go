@@ -23,8 +23,22 @@ type Client struct {
 	notes chan string
 }
 
-// Connect connects the SDK's client over t.
+// Revision is the MCP revision Connect speaks: the newest with sessions,
+// which the tests of sessions (cancellation, the GET stream) rely on.
+const Revision = "2025-11-25"
+
+// Stateless is the revision without sessions (server/discover, the
+// revision in each request's _meta).
+const Stateless = "2026-07-28"
+
+// Connect connects the SDK's client over t at Revision.
 func Connect(ctx context.Context, t sdk.Transport) (*Client, error) {
+	return ConnectAt(ctx, t, Revision)
+}
+
+// ConnectAt connects the SDK's client over t at revision: initialize for
+// a revision with sessions, server/discover for Stateless.
+func ConnectAt(ctx context.Context, t sdk.Transport, revision string) (*Client, error) {
 	c := &Client{notes: make(chan string, 64)}
 	note := func(what string) {
 		select {
@@ -36,7 +50,7 @@ func Connect(ctx context.Context, t sdk.Transport) (*Client, error) {
 		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { note(ListChanged) },
 		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { note(Progress) },
 	})
-	cs, err := client.Connect(ctx, t, nil)
+	cs, err := client.Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {
 		return nil, err
 	}

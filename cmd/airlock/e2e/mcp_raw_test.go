@@ -77,12 +77,50 @@ func startRawMCPAt(t *testing.T, revision string) *rawMCP {
 			t.Logf("airlock mcp stderr:\n%s", tail(r.stderr.String(), 8000))
 		}
 	})
+	if revision >= statelessRevision {
+		r.send(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":` + withMeta(revision, `{}`) + `}`)
+		if m := r.next(); !discovered(m, revision) {
+			t.Fatalf("server/discover at %s: %v", revision, m)
+		}
+		return r
+	}
 	r.send(initializeAt(revision))
 	if m := r.next(); answeredRevision(m) != revision {
 		t.Fatalf("initialize at %s: %v", revision, m)
 	}
 	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return r
+}
+
+// statelessRevision is the MCP revision without sessions: no initialize,
+// server/discover instead, and the revision in each request's _meta.
+const statelessRevision = "2026-07-28"
+
+// withMeta is the params object params (one JSON object) of a request at
+// revision: from statelessRevision on it carries the revision and the
+// client's capabilities in its _meta, where a session held them before.
+func withMeta(revision, params string) string {
+	if revision < statelessRevision {
+		return params
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + revision + `","io.modelcontextprotocol/clientCapabilities":{}}`
+	if strings.TrimSpace(params) == "{}" {
+		return "{" + meta + "}"
+	}
+	return "{" + meta + "," + strings.TrimPrefix(strings.TrimSpace(params), "{")
+}
+
+// discovered reports whether m is a server/discover result listing
+// revision among the supported ones.
+func discovered(m map[string]any, revision string) bool {
+	res, _ := m["result"].(map[string]any)
+	vs, _ := res["supportedVersions"].([]any)
+	for _, v := range vs {
+		if v == revision {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *rawMCP) send(line string) {
@@ -168,10 +206,19 @@ func openHTTPSession(t *testing.T, p *proc) *httpSession {
 }
 
 // openHTTPSessionAt is openHTTPSession at revision, which the server must
-// answer with; later requests carry it in Mcp-Protocol-Version.
+// answer with; later requests carry it in Mcp-Protocol-Version. From
+// statelessRevision on there is no session: the client discovers, and
+// each request stands alone.
 func openHTTPSessionAt(t *testing.T, p *proc, revision string) *httpSession {
 	t.Helper()
 	s := &httpSession{t: t, p: p, revision: revision}
+	if revision >= statelessRevision {
+		status, data, h := s.post(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":` + withMeta(revision, `{}`) + `}`)
+		if status != 200 || h.Get("Mcp-Session-Id") != "" || !strings.Contains(string(data), `"supportedVersions":["`+revision+`"`) {
+			t.Fatalf("server/discover at %s: %d %v %s", revision, status, h, data)
+		}
+		return s
+	}
 	status, data, h := s.post(initializeAt(revision))
 	if s.id = h.Get("Mcp-Session-Id"); status != 200 || s.id == "" || !strings.Contains(string(data), `"protocolVersion":"`+revision+`"`) {
 		t.Fatalf("initialize at %s: %d %s", revision, status, data)
@@ -186,10 +233,34 @@ func openHTTPSessionAt(t *testing.T, p *proc, revision string) *httpSession {
 // the whole answer.
 func (s *httpSession) post(body string) (int, []byte, http.Header) {
 	s.t.Helper()
-	h := map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": "application/json",
-		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": s.revision}
+	h := map[string]string{"Authorization": "Bearer " + testToken}
+	for k, v := range s.header(body) {
+		h[k] = v
+	}
+	return s.p.do("POST", "/mcp", h, []byte(body))
+}
+
+// header is what the client sends beside body, the token aside. From
+// statelessRevision on a request names its method (and what it calls) in
+// headers; its body carries the revision in its _meta (withMeta).
+func (s *httpSession) header(body string) map[string]string {
+	h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": s.revision}
 	if s.id != "" {
 		h["Mcp-Session-Id"] = s.id
 	}
-	return s.p.do("POST", "/mcp", h, []byte(body))
+	if s.revision >= statelessRevision {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal([]byte(body), &m)
+		h["Mcp-Method"] = m.Method
+		if m.Params.Name != "" {
+			h["Mcp-Name"] = m.Params.Name
+		}
+	}
+	return h
 }
