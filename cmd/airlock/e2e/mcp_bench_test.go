@@ -20,13 +20,15 @@ import (
 )
 
 // BenchmarkMCPReadNotes times one read_notes call of the bundled notes
-// tool four ways in one run: POST /v1/calls on `airlock serve` (the
-// baseline), tools/call to `airlock mcp` over its stdio (its own embedded
-// broker) with the SDK's client, tools/call over the same broker's /mcp,
-// and tools/call to a second `airlock mcp` with a minimal line client
-// (mcptest.Lines: what the server side costs without the SDK's client),
-// and reports each one's time per call and the ratios to /v1. Run without
-// -race (see cmd/airlock/PERFORMANCE.md for the figures).
+// tool every way an agent can make it, in one run: POST /v1/calls on
+// `airlock serve` (the baseline); tools/call over `airlock mcp`'s stdio
+// with the SDK's client at each protocol revision (an `airlock mcp` of
+// its own for each); tools/call over the same broker's /mcp in a session
+// (2025-11-25) and stateless (2026-07-28); and tools/call to one more
+// `airlock mcp` with a minimal line client (mcptest.Lines: what the
+// server side costs without the SDK's client). It reports each way's
+// mean time per call and the ratio of its median call to /v1's. Run
+// without -race (see cmd/airlock/PERFORMANCE.md for the figures).
 func BenchmarkMCPReadNotes(b *testing.B) {
 	notes := b.TempDir()
 	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("hello\n"), 0o600); err != nil {
@@ -57,39 +59,28 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(binPath, "mcp", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
-	cmd.Env = env
-	stdio, err := mcptest.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer stdio.Close()
-	lines, stopLines := startLines(b, env, notes)
-	defer stopLines()
-	hc := &http.Client{Transport: headerTransport{http.Header{"Authorization": {"Bearer " + testToken}}, http.DefaultTransport}}
-	overHTTP, err := mcptest.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer overHTTP.Close()
-	params := &sdk.CallToolParams{Name: "read_notes", Arguments: args}
-	mcpCall := func(c *mcptest.Client) {
-		if res, err := c.CallTool(ctx, params); err != nil || res.IsError {
-			b.Fatalf("%v %v", mcptest.Text(res), err)
+	// Each call gets params of its own: the SDK's client writes a
+	// stateless revision's _meta into the params it is given.
+	sdkCall := func(name string, c *mcptest.Client) func() {
+		return func() {
+			res, err := c.CallTool(ctx, &sdk.CallToolParams{Name: "read_notes", Arguments: args})
+			if err != nil {
+				b.Fatalf("%s: %v", name, err)
+			}
+			if res.IsError {
+				b.Fatalf("%s: %s", name, mcptest.Text(res))
+			}
 		}
 	}
-	// The four are interleaved, one call each per iteration, so that a
-	// change in the machine's load weighs on all of them alike. Each
-	// call's time is kept too, for the medians.
-	var took [4]time.Duration
-	var each [4][]time.Duration
-	lap := func(i int, start time.Time) {
-		d := time.Since(start)
-		took[i] += d
-		each[i] = append(each[i], d)
+	connect := func(t sdk.Transport, revision string) *mcptest.Client {
+		c, err := mcptest.ConnectAt(ctx, t, revision)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = c.Close() })
+		return c
 	}
-	for b.Loop() {
-		start := time.Now()
+	ways := []benchWay{{name: "v1", call: func() {
 		call, err := v1client.NewCall(ds, "read_notes", "", args)
 		if err != nil {
 			b.Fatal(err)
@@ -97,35 +88,61 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		if a, _, err := v1.Call(ctx, call); err != nil || !a.OK {
 			b.Fatalf("%+v %v", a, err)
 		}
-		lap(0, start)
-		start = time.Now()
-		mcpCall(stdio)
-		lap(1, start)
-		start = time.Now()
-		mcpCall(overHTTP)
-		lap(2, start)
-		start = time.Now()
+	}}}
+	for _, revision := range mcpRevisions {
+		cmd := exec.Command(binPath, "mcp", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
+		cmd.Env = env
+		c := connect(&sdk.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, revision)
+		ways = append(ways, benchWay{name: "stdio-" + revision, call: sdkCall("stdio-"+revision, c)})
+	}
+	hc := &http.Client{Transport: headerTransport{http.Header{"Authorization": {"Bearer " + testToken}}, http.DefaultTransport}}
+	for _, revision := range []string{mcptest.Revision, mcptest.Stateless} {
+		c := connect(&sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, revision)
+		ways = append(ways, benchWay{name: "http-" + revision, call: sdkCall("http-"+revision, c)})
+	}
+	lines, stopLines := startLines(b, env, notes)
+	defer stopLines()
+	ways = append(ways, benchWay{name: "stdio-lines", call: func() {
 		if _, err := lines.Call("read_notes", args); err != nil {
 			b.Fatal(err)
 		}
-		lap(3, start)
+	}})
+
+	// The ways are interleaved, one call each per iteration, so that a
+	// change in the machine's load weighs on all of them alike.
+	for b.Loop() {
+		for i := range ways {
+			start := time.Now()
+			ways[i].call()
+			ways[i].took = append(ways[i].took, time.Since(start))
+		}
 	}
-	n := float64(b.N)
-	b.ReportMetric(float64(took[0].Microseconds())/n, "v1-µs/call")
-	b.ReportMetric(float64(took[1].Microseconds())/n, "mcp-stdio-µs/call")
-	b.ReportMetric(float64(took[2].Microseconds())/n, "mcp-http-µs/call")
-	b.ReportMetric(float64(took[3].Microseconds())/n, "mcp-stdio-lines-µs/call")
-	b.ReportMetric(float64(took[1])/float64(took[0]), "stdio/v1")
-	b.ReportMetric(float64(took[2])/float64(took[0]), "http/v1")
-	b.ReportMetric(float64(took[3])/float64(took[0]), "stdio-lines/v1")
-	// Medians, as the performance document's other rows are read: one slow call (a GC,
-	// a neighbour) moves a mean by more than the difference measured.
+	// Medians, as the performance document's other rows are read: one
+	// slow call (a GC, a neighbour) moves a mean by more than the
+	// difference measured.
 	p50 := func(xs []time.Duration) float64 {
+		xs = slices.Clone(xs)
 		slices.Sort(xs)
 		return float64(xs[len(xs)/2])
 	}
-	b.ReportMetric(p50(each[1])/p50(each[0]), "stdio/v1-p50")
-	b.ReportMetric(p50(each[3])/p50(each[0]), "stdio-lines/v1-p50")
+	floor := p50(ways[0].took)
+	for _, w := range ways {
+		var sum time.Duration
+		for _, d := range w.took {
+			sum += d
+		}
+		b.ReportMetric(float64(sum.Microseconds())/float64(len(w.took)), w.name+"-µs/call")
+		if w.name != "v1" {
+			b.ReportMetric(p50(w.took)/floor, w.name+"/v1-p50")
+		}
+	}
+}
+
+// benchWay is one way of making the benchmark's call, and each call's time.
+type benchWay struct {
+	name string
+	call func()
+	took []time.Duration
 }
 
 // startLines starts `airlock mcp` on pipes with a line client, initialized.
