@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,5 +138,59 @@ func TestMCPRenameLogged(t *testing.T) {
 	c.List(t)
 	if n := len(renames()); n != 2 {
 		t.Errorf("%d rename lines after three lists, want 2:\n%s", n, strings.Join(renames(), "\n"))
+	}
+}
+
+// TestMCPRenameAnnounced: an agent's names change only when the set of
+// tools declaring a name does, and each change is announced. A plugin's
+// echo is listed as echo; a second plugin declaring echo qualifies both
+// (alpha.echo, beta.echo), announced by list_changed and logged;
+// re-admitting alpha (a new version) leaves the names as they are; and
+// removing beta gives echo back to alpha, announced again.
+func TestMCPRenameAnnounced(t *testing.T) {
+	t.Parallel()
+	plugDir := t.TempDir()
+	b := wire.Bounds{TimeoutMs: 2000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
+	alpha := fxManifestOf("alpha", b, "echo")
+	must(t, plugins.WriteFolder(plugDir, alpha, testkit.Fixture(t, "guest.wasm")))
+	p := startServe(t, procOptions{Args: []string{"--plugins", plugDir, "--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
+	c := connectHTTP(t, p, http.Header{"X-Tensorviz-Token": {testToken}})
+	names := func() string {
+		var out []string
+		for name := range c.List(t) {
+			out = append(out, name)
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	if got := names(); got != "echo" {
+		t.Fatalf("tools %q, want echo", got)
+	}
+	announced := func(what, want string) {
+		t.Helper()
+		c.Wait(t, mcptest.ListChanged)
+		testkit.Eventually(t, what, func() bool { return names() == want })
+	}
+
+	c.Forget()
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("beta", b, "echo"), testkit.Fixture(t, "guest.wasm")))
+	announced("both qualified", "alpha.echo beta.echo")
+	p.waitStderr(`"mcp_name":"alpha.echo"`)
+
+	c.Forget()
+	alpha.Version = "1.0.1"
+	must(t, plugins.WriteFolder(plugDir, alpha, testkit.Fixture(t, "guest.wasm")))
+	testkit.Eventually(t, "alpha re-admitted", func() bool {
+		return strings.Contains(p.Stderr(), `"version":"1.0.1"`)
+	})
+	if got := names(); got != "alpha.echo beta.echo" {
+		t.Errorf("after re-admitting alpha the tools are %q", got)
+	}
+
+	c.Forget()
+	must(t, os.RemoveAll(filepath.Join(plugDir, "beta")))
+	announced("echo back to alpha", "echo")
+	if res := c.Call(t, "echo", map[string]any{}); res.IsError {
+		t.Errorf("echo after beta left: %s", mcptest.Text(res))
 	}
 }
