@@ -1,5 +1,5 @@
-// Package toolschema admits a tool's inputSchema and validates call
-// arguments against it. Plugins (executors) and peers' catalogs (the
+// Package toolschema admits a tool's inputSchema and outputSchema and
+// validates call arguments and observations against them. Plugins (executors) and peers' catalogs (the
 // channel) are held to the same admission bounds through Check and
 // Compile; the package pulls in no WASM runtime, so the broker's channel
 // can use it.
@@ -13,6 +13,8 @@ import (
 	"fmt"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/airlock/airlock/executors/internal/argsvalue"
 )
 
 // Reasons a schema is not admitted: the admission reasons of PROTOCOL
@@ -165,4 +167,14 @@ func (s *Schema) Validate(ctx context.Context, v any) (err error) {
 
 func stopped(ctx context.Context) error {
 	return fmt.Errorf("%w (%w)", ErrStopped, context.Cause(ctx))
+}
+
+// ValidateJSON is Validate for an instance given as JSON: an observation
+// as an executor answered it (compact, one object).
+func (s *Schema) ValidateJSON(ctx context.Context, data []byte) error {
+	v, err := argsvalue.Decode(data)
+	if err != nil {
+		return err
+	}
+	return s.Validate(ctx, v)
 }
