@@ -10,8 +10,10 @@ import (
 )
 
 // TestMCPTypeScriptClient: an independent client, the TypeScript SDK run
-// by Node, lists and calls tools on `airlock mcp`. It needs node and
-// `npm ci` in testdata/mcp-ts (CI does both); without them it skips,
+// by Node, lists and calls tools on `airlock mcp`, a typed tool among
+// them: the SDK holds any structuredContent to the tool's outputSchema,
+// so a refusal of that tool must reach it by name without one. It needs
+// node and `npm ci` in testdata/mcp-ts (CI does both); without them it skips,
 // unless AIRLOCK_REQUIRE_NODE is set.
 func TestMCPTypeScriptClient(t *testing.T) {
 	t.Parallel()
@@ -24,7 +26,8 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		}
 		t.Skipf("node or the TypeScript SDK is missing (npm ci in %s)", dir)
 	}
-	cmd := exec.Command(node, "client.mjs", binPath, notesRoot(t), t.TempDir())
+	typed, _, _ := outputSchemaPlugins(t)
+	cmd := exec.Command(node, "client.mjs", binPath, notesRoot(t), t.TempDir(), typed)
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
 	var stderr strings.Builder
@@ -51,6 +54,19 @@ func TestMCPTypeScriptClient(t *testing.T) {
 			Text    string `json:"text"`
 		} `json:"refused"`
 		Unknown any `json:"unknown"`
+		// Typed is the echo tool with an outputSchema, which the SDK
+		// holds structuredContent to.
+		Typed struct {
+			Good struct {
+				IsError    bool            `json:"isError"`
+				Structured json.RawMessage `json:"structured"`
+			} `json:"good"`
+			Bad struct {
+				IsError    bool            `json:"isError"`
+				Text       string          `json:"text"`
+				Structured json.RawMessage `json:"structured"`
+			} `json:"bad"`
+		} `json:"typed"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("client output %q: %v", out, err)
@@ -66,5 +82,13 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	}
 	if got.Unknown == nil {
 		t.Errorf("an unknown tool was not an error: %s", out)
+	}
+	// The SDK validates any structuredContent against the outputSchema:
+	// output-invalid reaches it by name, not as a schema error of its own.
+	if got.Typed.Good.IsError || string(got.Typed.Good.Structured) != `{"n":1}` {
+		t.Errorf("a conforming typed result: %s", out)
+	}
+	if !got.Typed.Bad.IsError || got.Typed.Bad.Text != "output-invalid: /n: type" || string(got.Typed.Bad.Structured) != "null" {
+		t.Errorf("a non-conforming typed result: %s", out)
 	}
 }
