@@ -52,6 +52,13 @@ func (c *Channel) admissible(executor string, ds []wire.Descriptor) ([]wire.Desc
 	return out, outputs
 }
 
+// outputIdle is how many compiled copies of a peer's outputSchema wait
+// between calls (toolschema.Compile's idle), made only as concurrent
+// calls need them: as many as a local plugin's calls that run at once by
+// default (exec.max_concurrent); a call past them compiles a copy of its
+// own.
+const outputIdle = 16
+
 // compileSchemas checks every tool's inputSchema of d and compiles its
 // outputSchema, if any; it names the first schema that fails ("the
 // inputSchema of tool x").
@@ -64,7 +71,7 @@ func compileSchemas(d wire.Descriptor) (map[string]*toolschema.Schema, string, e
 		if t.OutputSchema == nil {
 			continue
 		}
-		s, err := toolschema.Compile(t.OutputSchema, 0)
+		s, err := toolschema.Compile(t.OutputSchema, outputIdle)
 		if err != nil {
 			return nil, "the outputSchema of tool " + t.Name, err
 		}

@@ -1,8 +1,8 @@
 // Package toolschema admits a tool's inputSchema and outputSchema and
-// validates call arguments and observations against them. Plugins (executors) and peers' catalogs (the
-// channel) are held to the same admission bounds through Check and
-// Compile; the package pulls in no WASM runtime, so the broker's channel
-// can use it.
+// validates call arguments and observations against them. Plugins
+// (executors) and peers' catalogs (the channel) are held to the same
+// admission bounds through Check and Compile; the package pulls in no
+// WASM runtime, so the broker's channel and router can use it.
 package toolschema
 
 import (
@@ -39,10 +39,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // errors.Is also finds the context's cause in it.
 var ErrStopped = errors.New("toolschema: validation stopped: the call ended")
 
-// Schema is an admitted inputSchema, safe for concurrent use. Validating
-// needs a compiled copy of its own (its patterns read the context of the
-// validation running on it), so copies are kept for reuse: at most idle
-// of them wait between calls, and a call that finds none compiles one.
+// Schema is an admitted inputSchema or outputSchema, safe for concurrent
+// use. Validating needs a compiled copy of its own (its patterns read the
+// context of the validation running on it), so copies are kept for
+// reuse: at most idle of them wait between calls, and a call that finds
+// none compiles one.
 type Schema struct {
 	raw  []byte
 	free chan *instance
