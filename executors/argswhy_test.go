@@ -13,7 +13,7 @@ import (
 
 func compileOne(t testing.TB, schema string) *toolschema.Schema {
 	t.Helper()
-	s, err := compileSchemas([]wire.Tool{{Name: "t", InputSchema: json.RawMessage(schema)}}, 1)
+	s, _, err := compileSchemas([]wire.Tool{{Name: "t", InputSchema: json.RawMessage(schema)}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 // keys, valid UTF-8) and then to the tool's schema under ctx, and
 // returns them compacted: exactly the bytes the guest will read. When
 // they fail, it returns the refusal's why instead: the rule's static text
-// for args that are not one such object, else what argsWhy names. err is
+// for args that are not one such object, else what toolschema.Schema.Why names. err is
 // set when validation did not finish: ctx ended first.
 func validArgs(ctx context.Context, s *toolschema.Schema, raw json.RawMessage) ([]byte, string, error) {
 	if len(raw) == 0 {
@@ -110,7 +110,7 @@ func validArgs(ctx context.Context, s *toolschema.Schema, raw json.RawMessage) (
 	case err == nil:
 		return args, "", nil
 	case errors.As(err, &ve):
-		return nil, argsWhy(err, s), nil
+		return nil, s.Why(err, wire.ArgsInvalid.Why()), nil
 	default:
 		return nil, "", err
 	}

@@ -35,10 +35,12 @@ func (s style) String() string {
 // Program is an admitted module for one descriptor. It is safe for
 // concurrent use; Close retires it.
 type Program struct {
-	rt       *Runtime
-	d        wire.Descriptor
-	echo     wire.EchoCheck // boundsEcho against d.Bounds
-	schemas  map[string]*toolschema.Schema
+	rt      *Runtime
+	d       wire.Descriptor
+	echo    wire.EchoCheck // boundsEcho against d.Bounds
+	schemas map[string]*toolschema.Schema
+	// outputs is the outputSchema of each tool that declares one.
+	outputs  map[string]*toolschema.Schema
 	compiled wazero.CompiledModule
 	style    style
 	mounts   *mounts
@@ -97,7 +99,7 @@ func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, op
 		}
 	}
 	var err error
-	if p.schemas, err = compileSchemas(d.Tools, r.cfg.MaxConcurrent); err != nil {
+	if p.schemas, p.outputs, err = compileSchemas(d.Tools, r.cfg.MaxConcurrent); err != nil {
 		return nil, err
 	}
 	if p.mounts, err = openMounts(d.Bounds.Roots, r.cfg.Roots); err != nil {
@@ -206,20 +208,49 @@ func detectStyle(c wazero.CompiledModule) (style, error) {
 }
 
 // compileSchemas admits each tool's inputSchema (toolschema.Compile: its
-// expanded size and its patterns bounded, no $ref read from outside it),
-// keeping up to MaxConcurrent compiled copies of each between calls.
-func compileSchemas(tools []wire.Tool, idle int) (map[string]*toolschema.Schema, error) {
-	out := make(map[string]*toolschema.Schema, len(tools))
+// expanded size and its patterns bounded, no $ref read from outside it)
+// and its outputSchema, if any (the same bounds), keeping up to MaxConcurrent compiled copies of each
+// between calls.
+func compileSchemas(tools []wire.Tool, idle int) (inputs, outputs map[string]*toolschema.Schema, err error) {
+	inputs = make(map[string]*toolschema.Schema, len(tools))
+	outputs = map[string]*toolschema.Schema{}
 	for _, t := range tools {
 		s, err := toolschema.Compile(t.InputSchema, idle)
 		if err != nil {
-			var se *toolschema.Error
-			errors.As(err, &se)
-			return nil, admission(se.Reason, fmt.Errorf("tool %s: %w", t.Name, se.Err))
+			return nil, nil, schemaRefused("tool "+t.Name, err)
 		}
-		out[t.Name] = s
+		inputs[t.Name] = s
+		if t.OutputSchema == nil {
+			continue
+		}
+		if outputs[t.Name], err = toolschema.Compile(t.OutputSchema, idle); err != nil {
+			return nil, nil, schemaRefused("the outputSchema of tool "+t.Name, err)
+		}
 	}
-	return out, nil
+	return inputs, outputs, nil
+}
+
+// schemaRefused is the admission error of a schema toolschema refused
+// (a *toolschema.Error), its reason kept and what names the schema.
+func schemaRefused(what string, err error) error {
+	var se *toolschema.Error
+	errors.As(err, &se)
+	return admission(se.Reason, fmt.Errorf("%s: %w", what, se.Err))
+}
+
+// Outputs is the admitted outputSchema of each tool that declares one,
+// compiled once at Load: the router holds the program's observations to
+// them (PROTOCOL section 5.2, output-invalid). The map is never changed.
+func (p *Program) Outputs() map[string]*toolschema.Schema { return p.outputs }
+
+// WithModuleHash records the module's hex SHA-256, which the caller has
+// checked against the module it passes to Load (plugin.json's sha256):
+// the admitted descriptor lists it (wire.Descriptor.SHA256).
+func WithModuleHash(sum string) LoadOption {
+	return func(p *Program) error {
+		p.d.SHA256 = sum
+		return nil
+	}
 }
 
 // cloneDescriptor copies d's slices so a caller mutating its value later
@@ -228,6 +259,9 @@ func cloneDescriptor(d wire.Descriptor) wire.Descriptor {
 	d.Tools = slices.Clone(d.Tools)
 	for i := range d.Tools {
 		d.Tools[i].InputSchema = json.RawMessage(slices.Clone([]byte(d.Tools[i].InputSchema)))
+		if d.Tools[i].OutputSchema != nil {
+			d.Tools[i].OutputSchema = json.RawMessage(slices.Clone([]byte(d.Tools[i].OutputSchema)))
+		}
 	}
 	d.Bounds.AllowedHosts = slices.Clone(d.Bounds.AllowedHosts)
 	d.Bounds.Roots = slices.Clone(d.Bounds.Roots)

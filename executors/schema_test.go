@@ -89,3 +89,36 @@ func TestHostileArgsStopWhenTheCallerLeaves(t *testing.T) {
 	mustParse(t, a)
 	wantRule(t, a, wire.ExecThrew)
 }
+
+// TestLoadHoldsOutputSchemasToTheBounds: an outputSchema is admitted
+// under the inputSchema's bounds, with the same reasons, the error naming
+// the outputSchema and its tool; an admitted one is compiled once, at
+// Load, and the module hash given is listed with the descriptor.
+func TestLoadHoldsOutputSchemasToTheBounds(t *testing.T) {
+	r := newRuntime(t, Config{})
+	load := func(output string) (*Program, error) {
+		d := guestDescriptor("guest", defaultBounds())
+		d.Tools[0].OutputSchema = json.RawMessage(output)
+		p, err := r.Load(context.Background(), d, testkit.Fixture(t, "guest.wasm"), WithModuleHash("cafe"))
+		if err == nil {
+			t.Cleanup(func() { _ = p.Close(context.Background()) })
+		}
+		return p, err
+	}
+	_, err := load(strings.Replace(testkit.SchemaBomb(20), `{`, `{"type":"object",`, 1))
+	wantReason(t, err, ReasonSchemaTooComplex)
+	if !strings.Contains(err.Error(), "the outputSchema of tool echo") {
+		t.Errorf("the refusal does not name the outputSchema: %v", err)
+	}
+	_, err = load(`{"type":"object","$ref":"https://example.com/s.json"}`)
+	wantReason(t, err, ReasonSchemaInvalid)
+	_, err = load(`{"type":"array"}`)
+	wantReason(t, err, ReasonDescriptorInvalid)
+	p, err := load(`{"type":"object","required":["n"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Outputs()["echo"] == nil || len(p.Outputs()) != 1 || p.Admitted().SHA256 != "cafe" || p.Descriptor().SHA256 != "cafe" {
+		t.Errorf("outputs %v, sha256 %q", p.Outputs(), p.Admitted().SHA256)
+	}
+}

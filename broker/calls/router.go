@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,10 @@ type Route struct {
 	// To answers the calls: one admitted program, or the channel peer
 	// holding the descriptor.
 	To wire.Executor
+	// Outputs is the outputSchema of each tool of the descriptor that
+	// declares one, compiled when the descriptor was admitted (a plugin
+	// loaded, a peer's catalog accepted); never modified.
+	Outputs map[string]*toolschema.Schema
 }
 
 // LocalExecutor is the executor of the broker's own plugins.
@@ -143,6 +148,15 @@ func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 		// Every answer reports the descriptor's request budget; a call that
 		// panicked is not known to have used any of it.
 		a.Budget = &wire.Budget{RequestsLimit: rt.Descriptor.Bounds.MaxRequests}
+	}
+	if s := rt.Outputs[c.Tool]; s != nil && a.OK {
+		// Every door hands on only what the tool declared (toolschema.
+		// Schema.Hold): POST /v1/calls, MCP and a session alike.
+		if a = s.Hold(ctx, a); a.Refused == wire.OutputInvalid {
+			r.logger.Warn("call refused: the observation does not satisfy the tool's outputSchema",
+				"descriptor", rt.Descriptor.DescriptorID, "executor", rt.Executor, "tool", c.Tool, "callId", c.CallID,
+				"refused", string(a.Refused), "why", a.Why)
+		}
 	}
 	return a
 }

@@ -18,42 +18,66 @@ func (c *Channel) control(p *peer, data []byte) {
 		c.log.Warn("catalog rejected", "executor", p.executor(), "rule", string(wire.RuleOf(err)))
 		return
 	}
-	c.accept(p, c.admissible(p.executor(), ds))
+	ds, outputs := c.admissible(p.executor(), ds)
+	c.accept(p, ds, outputs)
 }
 
 // admissible is ds without the entries a tool of which has an inputSchema
-// that a plugin's would not be admitted with (toolschema.Check): the
-// broker passes peers' schemas on to /v1/tools and MCP clients, so they
-// are held to the same bounds. Each dropped entry is logged and counted
-// by reason; the rest of the catalog stands. A frame's catalog is checked
-// before accept takes c.mu (checking compiles the schemas); a remembered
-// one as it is loaded.
-func (c *Channel) admissible(executor string, ds []wire.Descriptor) []wire.Descriptor {
+// or an outputSchema that a plugin's would not be admitted with
+// (toolschema.Compile): the broker passes
+// peers' schemas on to /v1/tools and MCP clients, so they are held to the
+// same bounds. Each dropped entry is logged and counted by reason; the
+// rest of the catalog stands. A frame's catalog is checked before accept
+// takes c.mu (checking compiles the schemas); a remembered one as it is
+// loaded. outputs holds, by descriptor id, the compiled outputSchemas of
+// the entries kept: the router holds the peer's observations to them.
+func (c *Channel) admissible(executor string, ds []wire.Descriptor) ([]wire.Descriptor, map[string]map[string]*toolschema.Schema) {
 	out := make([]wire.Descriptor, 0, len(ds))
+	outputs := map[string]map[string]*toolschema.Schema{}
 	for _, d := range ds {
-		tool, err := checkSchemas(d)
+		compiled, which, err := compileSchemas(d)
 		if err == nil {
 			out = append(out, d)
+			if len(compiled) > 0 {
+				outputs[d.DescriptorID] = compiled
+			}
 			continue
 		}
 		var se *toolschema.Error
 		errors.As(err, &se)
 		c.m.ChannelFramesRejected.WithLabelValues(se.Reason).Inc()
-		c.log.Warn("catalog entry dropped: a tool's inputSchema is not admitted", "executor", executor,
-			"descriptor", d.DescriptorID, "tool", tool, "reason", se.Reason, "err", wire.PeerWhy(se.Err.Error()))
+		c.log.Warn("catalog entry dropped: a tool's schema is not admitted", "executor", executor,
+			"descriptor", d.DescriptorID, "schema", which, "reason", se.Reason, "err", wire.PeerWhy(se.Err.Error()))
 	}
-	return out
+	return out, outputs
 }
 
-// checkSchemas checks every tool's inputSchema of d, and names the first
-// tool that fails.
-func checkSchemas(d wire.Descriptor) (string, error) {
+// outputIdle is how many compiled copies of a peer's outputSchema wait
+// between calls (toolschema.Compile's idle), made only as concurrent
+// calls need them: as many as a local plugin's calls that run at once by
+// default (exec.max_concurrent); a call past them compiles a copy of its
+// own.
+const outputIdle = 16
+
+// compileSchemas checks every tool's inputSchema of d and compiles its
+// outputSchema, if any; it names the first schema that fails ("the
+// inputSchema of tool x").
+func compileSchemas(d wire.Descriptor) (map[string]*toolschema.Schema, string, error) {
+	outputs := map[string]*toolschema.Schema{}
 	for _, t := range d.Tools {
 		if err := toolschema.Check(t.InputSchema); err != nil {
-			return t.Name, err
+			return nil, "the inputSchema of tool " + t.Name, err
 		}
+		if t.OutputSchema == nil {
+			continue
+		}
+		s, err := toolschema.Compile(t.OutputSchema, outputIdle)
+		if err != nil {
+			return nil, "the outputSchema of tool " + t.Name, err
+		}
+		outputs[t.Name] = s
 	}
-	return "", nil
+	return outputs, "", nil
 }
 
 // accept makes ds the remembered catalog of p's executor, provided p is
@@ -64,7 +88,7 @@ func checkSchemas(d wire.Descriptor) (string, error) {
 // hold (see unheld), and becomes the one the broker remembers for the
 // page, in memory only, until another page's catalog replaces it: calls
 // for it go to p alone, and are refused no-page while p is not connected.
-func (c *Channel) accept(p *peer, ds []wire.Descriptor) {
+func (c *Channel) accept(p *peer, ds []wire.Descriptor, outputs map[string]map[string]*toolschema.Schema) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.slotOf(p.identity)
@@ -75,7 +99,7 @@ func (c *Channel) accept(p *peer, ds []wire.Descriptor) {
 		ds = c.unheld(ds)
 		s.declaredBy = p.serial
 	}
-	s.catalog = ds
+	s.catalog, s.outputs = ds, outputs
 	if p.kind == Machine {
 		if err := pairing.SaveCatalog(c.opts.Data, p.name, ds); err != nil {
 			c.log.Warn("catalog not remembered on disk", "executor", p.executor(), "err", err)
@@ -106,7 +130,7 @@ func (c *Channel) remember(s *slot) {
 		return
 	}
 	if ok {
-		s.catalog = c.admissible(s.executor, ds)
+		s.catalog, s.outputs = c.admissible(s.executor, ds)
 	}
 }
 

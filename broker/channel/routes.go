@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -18,6 +19,9 @@ type slot struct {
 	executor string
 	peer     atomic.Pointer[peer]
 	catalog  []wire.Descriptor
+	// outputs is the compiled outputSchemas of catalog, by descriptor id
+	// then tool (Channel.admissible); replaced with catalog.
+	outputs map[string]map[string]*toolschema.Schema
 	// declaredBy is the serial of the page connection that sent catalog;
 	// zero for a pairing, whose every connection serves its catalog.
 	declaredBy uint64
@@ -97,7 +101,8 @@ func (c *Channel) rebuild() {
 				continue
 			}
 			timeout := time.Duration(d.Bounds.TimeoutMs)*time.Millisecond + grace
-			rt := calls.Route{Descriptor: d, Executor: s.executor, To: routeExecutor{slot: s, owner: s.declaredBy, bounds: d.Bounds, timeout: timeout}}
+			rt := calls.Route{Descriptor: d, Executor: s.executor, To: routeExecutor{slot: s, owner: s.declaredBy, bounds: d.Bounds, timeout: timeout},
+				Outputs: s.outputs[d.DescriptorID]}
 			t.byID[d.DescriptorID] = rt
 			t.list = append(t.list, rt)
 		}

@@ -279,7 +279,12 @@ func (s *Server) add(e *entry) (err error) {
 		// Roots are mounted read-only, and a tool reaches the network only
 		// through its allowlist.
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &open},
-		Meta:        sdk.Meta{"descriptorId": e.descriptor, "executor": e.executor, "bounds": e.bounds},
+		Meta:        toolMeta(e),
+	}
+	if e.tool.OutputSchema != nil {
+		// Its root says "type": "object" (wire.Descriptor.Validate), and
+		// the router holds every observation to it.
+		t.OutputSchema = e.tool.OutputSchema
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -288,6 +293,25 @@ func (s *Server) add(e *entry) (err error) {
 	}()
 	s.sdk.AddTool(t, s.handler(e.name))
 	return nil
+}
+
+// MetaPrefix starts the _meta keys the server adds under its own name (MCP
+// reserves the prefixes whose second label is modelcontextprotocol or mcp,
+// such as io.modelcontextprotocol/; a one-label prefix is the server's).
+const MetaPrefix = "airlock/"
+
+// toolMeta is a listed tool's _meta (PROTOCOL section 11): its
+// descriptor, executor and bounds, and under MetaPrefix its executor
+// again and, for a local plugin, its module's SHA-256, which the broker
+// checked against plugin.json before it admitted it. A signer key will
+// join them (MetaPrefix + "signer") once plugins are signed.
+func toolMeta(e *entry) sdk.Meta {
+	m := sdk.Meta{"descriptorId": e.descriptor, "executor": e.executor, "bounds": e.bounds,
+		MetaPrefix + "executor": e.executor}
+	if e.sha256 != "" {
+		m[MetaPrefix+"sha256"] = e.sha256
+	}
+	return m
 }
 
 // objectSchema is schema with "type":"object". A call's args are always
@@ -388,8 +412,13 @@ func (s *Server) envelope(e *entry, args json.RawMessage) (wire.Call, error) {
 }
 
 // result maps an answer (PROTOCOL section 11): observed becomes the
-// structured content and one text content holding it; a refusal is a
-// tool error reading "<rule id>: <why>".
+// structured content and one text content holding it (the router has
+// held it to the tool's outputSchema, if any: output-invalid otherwise);
+// a refusal is a tool error reading "<rule id>: <why>", whose structured
+// content is the refusal object, unless the tool declares an
+// outputSchema: a client that holds structuredContent to it (as MCP asks
+// clients to) would then reject the refusal and hide its rule id, so
+// the refusal object goes in the result's _meta instead.
 func result(a wire.Answer, e *entry) *sdk.CallToolResult {
 	if a.OK {
 		return &sdk.CallToolResult{
@@ -401,11 +430,17 @@ func result(a wire.Answer, e *entry) *sdk.CallToolResult {
 	if budget == nil {
 		budget = &wire.Budget{RequestsLimit: e.bounds.MaxRequests}
 	}
-	return &sdk.CallToolResult{
-		IsError:           true,
-		Content:           []sdk.Content{&sdk.TextContent{Text: string(a.Refused) + ": " + a.Why}},
-		StructuredContent: refusal{Refused: a.Refused, Why: a.Why, Budget: budget},
+	r := &sdk.CallToolResult{
+		IsError: true,
+		Content: []sdk.Content{&sdk.TextContent{Text: string(a.Refused) + ": " + a.Why}},
 	}
+	body := refusal{Refused: a.Refused, Why: a.Why, Budget: budget}
+	if e.tool.OutputSchema != nil {
+		r.Meta = sdk.Meta{MetaPrefix + "refusal": body}
+	} else {
+		r.StructuredContent = body
+	}
+	return r
 }
 
 type refusal struct {

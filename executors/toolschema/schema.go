@@ -1,8 +1,8 @@
-// Package toolschema admits a tool's inputSchema and validates call
-// arguments against it. Plugins (executors) and peers' catalogs (the
-// channel) are held to the same admission bounds through Check and
-// Compile; the package pulls in no WASM runtime, so the broker's channel
-// can use it.
+// Package toolschema admits a tool's inputSchema and outputSchema and
+// validates call arguments and observations against them. Plugins
+// (executors) and peers' catalogs (the channel) are held to the same
+// admission bounds through Check and Compile; the package pulls in no
+// WASM runtime, so the broker's channel and router can use it.
 package toolschema
 
 import (
@@ -13,6 +13,8 @@ import (
 	"fmt"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/airlock/airlock/executors/internal/argsvalue"
 )
 
 // Reasons a schema is not admitted: the admission reasons of PROTOCOL
@@ -37,10 +39,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // errors.Is also finds the context's cause in it.
 var ErrStopped = errors.New("toolschema: validation stopped: the call ended")
 
-// Schema is an admitted inputSchema, safe for concurrent use. Validating
-// needs a compiled copy of its own (its patterns read the context of the
-// validation running on it), so copies are kept for reuse: at most idle
-// of them wait between calls, and a call that finds none compiles one.
+// Schema is an admitted inputSchema or outputSchema, safe for concurrent
+// use. Validating needs a compiled copy of its own (its patterns read the
+// context of the validation running on it), so copies are kept for
+// reuse: at most idle of them wait between calls, and a call that finds
+// none compiles one.
 type Schema struct {
 	raw  []byte
 	free chan *instance
@@ -165,4 +168,14 @@ func (s *Schema) Validate(ctx context.Context, v any) (err error) {
 
 func stopped(ctx context.Context) error {
 	return fmt.Errorf("%w (%w)", ErrStopped, context.Cause(ctx))
+}
+
+// ValidateJSON is Validate for an instance given as JSON: an observation
+// as an executor answered it (compact, one object).
+func (s *Schema) ValidateJSON(ctx context.Context, data []byte) error {
+	v, err := argsvalue.Decode(data)
+	if err != nil {
+		return err
+	}
+	return s.Validate(ctx, v)
 }

@@ -74,7 +74,7 @@ func ParseHello(data []byte) (Hello, error) {
 }
 
 // catalogDescriptor is a descriptor as a catalog carries it: like a
-// /v1/tools entry without executor, which the broker assigns.
+// /v1/tools entry without executor and sha256, which the broker assigns.
 type catalogDescriptor struct {
 	DescriptorID string `json:"descriptorId"`
 	Tools        []Tool `json:"tools"`

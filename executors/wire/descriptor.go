@@ -12,11 +12,14 @@ import (
 	"github.com/airlock/airlock/config/pluginid"
 )
 
-// Tool is one tool a descriptor declares.
+// Tool is one tool a descriptor declares. OutputSchema is optional: when
+// set, every observation of the tool is held to it before any caller
+// reads it (output-invalid otherwise), and MCP lists it.
 type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 // Bounds are what a descriptor is allowed to do per call. Callers echo them
@@ -32,10 +35,14 @@ type Bounds struct {
 
 // Descriptor is an admitted set of tools with their bounds, as listed by
 // GET /v1/tools and advertised in a channel catalog. Executor is set by the
-// broker when it lists descriptors and is empty in a catalog.
+// broker when it lists descriptors and is empty in a catalog. SHA256 is
+// the hex SHA-256 of a local plugin's module, which the broker checked
+// against plugin.json before it admitted it; it is empty for a peer's
+// descriptor (the broker never saw that module) and in a catalog.
 type Descriptor struct {
 	DescriptorID string `json:"descriptorId"`
 	Executor     string `json:"executor,omitempty"`
+	SHA256       string `json:"sha256,omitempty"`
 	Tools        []Tool `json:"tools"`
 	Bounds       Bounds `json:"bounds"`
 }
@@ -92,8 +99,23 @@ func (d *Descriptor) Validate() error {
 		if _, ok := asObject(t.InputSchema); !ok {
 			return fmt.Errorf("tool %s: inputSchema must be an object", t.Name)
 		}
+		if t.OutputSchema != nil && !objectSchema(t.OutputSchema) {
+			return fmt.Errorf(`tool %s: outputSchema must be a schema object with "type": "object"`, t.Name)
+		}
 	}
 	return d.Bounds.Validate()
+}
+
+// objectSchema reports whether schema is a JSON object whose "type" is
+// "object": an outputSchema describes structuredContent, which MCP
+// requires to be an object.
+func objectSchema(schema json.RawMessage) bool {
+	m, err := Members(schema)
+	if err != nil {
+		return false
+	}
+	var typ string
+	return json.Unmarshal(m["type"], &typ) == nil && typ == "object"
 }
 
 // Tool returns the declared tool called name.

@@ -26,6 +26,7 @@ const (
 	ExecTimeout        Rule = "exec-timeout"
 	MemoryExhausted    Rule = "memory-exhausted"
 	OutputTooLarge     Rule = "output-too-large"
+	OutputInvalid      Rule = "output-invalid"
 	HostNotAllowed     Rule = "host-not-allowed"
 	FetchFailed        Rule = "fetch-failed"
 	BudgetExhausted    Rule = "budget-exhausted"
@@ -52,7 +53,7 @@ const Cancelled Rule = "cancelled"
 var Rules = []Rule{
 	Malformed, UnknownField, VersionMismatch, UnattributedCall, BoundsMismatch,
 	UnknownTool, ArgsInvalid, ExecThrew, ExecTimeout, MemoryExhausted,
-	OutputTooLarge, HostNotAllowed, FetchFailed, BudgetExhausted, NoPage,
+	OutputTooLarge, OutputInvalid, HostNotAllowed, FetchFailed, BudgetExhausted, NoPage,
 	MachineUnreachable, PageTimeout, MachineTimeout, PageClosed, MachineClosed,
 	Overloaded, ShuttingDown,
 }
@@ -90,6 +91,7 @@ var why = map[Rule]string{
 	ExecTimeout:        "the tool ran past bounds.timeoutMs",
 	MemoryExhausted:    "the tool needed more memory than bounds.memoryMiB",
 	OutputTooLarge:     "the tool's output is over bounds.maxOutputBytes",
+	OutputInvalid:      "the tool's output does not satisfy its outputSchema",
 	HostNotAllowed:     "the tool fetched a host outside bounds.allowedHosts",
 	FetchFailed:        "an allowed fetch could not complete",
 	BudgetExhausted:    "the tool made more fetches than bounds.maxRequests",

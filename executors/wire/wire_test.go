@@ -131,8 +131,8 @@ func TestRefuseBody(t *testing.T) {
 }
 
 func TestRulesAreKnownAndHaveText(t *testing.T) {
-	if len(Rules) != 22 {
-		t.Errorf("vocabulary has %d rules, PROTOCOL lists 22", len(Rules))
+	if len(Rules) != 23 {
+		t.Errorf("vocabulary has %d rules, PROTOCOL lists 23", len(Rules))
 	}
 	for _, r := range Rules {
 		if !r.Known() || r.Why() == "refused" || r.Why() == "" {
@@ -194,6 +194,11 @@ func TestDescriptorValidate(t *testing.T) {
 	if d := base(); d.Validate() != nil {
 		t.Fatalf("base descriptor refused: %v", d.Validate())
 	}
+	typed := base()
+	typed.Tools[0].OutputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+	if err := typed.Validate(); err != nil {
+		t.Fatalf("an outputSchema of type object refused: %v", err)
+	}
 	breakers := map[string]func(*Descriptor){
 		"id upper":        func(d *Descriptor) { d.DescriptorID = "Notes" },
 		"id path":         func(d *Descriptor) { d.DescriptorID = "../notes" },
@@ -201,6 +206,11 @@ func TestDescriptorValidate(t *testing.T) {
 		"dup tool":        func(d *Descriptor) { d.Tools = append(d.Tools, d.Tools[0]) },
 		"bad tool name":   func(d *Descriptor) { d.Tools[0].Name = "read notes" },
 		"schema not obj":  func(d *Descriptor) { d.Tools[0].InputSchema = json.RawMessage(`true`) },
+		"output not obj":  func(d *Descriptor) { d.Tools[0].OutputSchema = json.RawMessage(`true`) },
+		"output null":     func(d *Descriptor) { d.Tools[0].OutputSchema = json.RawMessage(`null`) },
+		"output untyped":  func(d *Descriptor) { d.Tools[0].OutputSchema = json.RawMessage(`{"properties":{}}`) },
+		"output array":    func(d *Descriptor) { d.Tools[0].OutputSchema = json.RawMessage(`{"type":"array"}`) },
+		"output types":    func(d *Descriptor) { d.Tools[0].OutputSchema = json.RawMessage(`{"type":["object","null"]}`) },
 		"timeout zero":    func(d *Descriptor) { d.Bounds.TimeoutMs = 0 },
 		"memory huge":     func(d *Descriptor) { d.Bounds.MemoryMiB = MaxMemoryMiB + 1 },
 		"output zero":     func(d *Descriptor) { d.Bounds.MaxOutputBytes = 0 },

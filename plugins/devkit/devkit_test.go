@@ -14,6 +14,7 @@ import (
 
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/executors/testkit"
+	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/devkit"
 )
@@ -323,6 +324,13 @@ func TestBuildAndRun(t *testing.T) {
 				t.Errorf("%s %s: %s, %v\nwant %s", style, args, got, err, want)
 			}
 		}
+		// The observation is held to the outputSchema, as a broker holds it.
+		edit(t, dir, "plugin.json", `"greeting": {"type": "string"}`, `"greeting": {"type": "integer"}`)
+		a, err := devkit.Run(ctx, dir, "greet", json.RawMessage(`{"name":"Ada"}`), o)
+		if err != nil || a.Refused != wire.OutputInvalid || a.Why != "/greeting: type" {
+			t.Errorf("%s: an observation the outputSchema refuses: %+v, %v", style, a, err)
+		}
+		edit(t, dir, "plugin.json", `"greeting": {"type": "integer"}`, `"greeting": {"type": "string"}`)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "plugin.json"))
 	edit(t, dir, "main.go", "func main()", "func main() { undefined() }\nfunc old()")

@@ -28,7 +28,7 @@ const RunCallID = "run_1"
 // Run admits the built project in dir as the catalog would (plugins.
 // LoadFolder: descriptor, hash, compilation, imports, roots) and makes one
 // call of tool with args through the executors, exactly as a broker runs
-// a local call: the envelope carries the descriptor's bounds as its
+// a local call (the observation held to the tool's outputSchema, if any): the envelope carries the descriptor's bounds as its
 // boundsEcho and the answer is the broker's answer envelope, ok or
 // refused. A project that would not be admitted is a *RefusedError.
 func Run(ctx context.Context, dir, tool string, args json.RawMessage, o RunOptions) (wire.Answer, error) {
@@ -64,7 +64,8 @@ func Run(ctx context.Context, dir, tool string, args json.RawMessage, o RunOptio
 	if panicked != nil {
 		logger.Error("executor panic", "descriptor", m.ID, "tool", tool, "err", panicked)
 	}
-	return a, nil
+	// As the broker's router does for every call (output-invalid).
+	return prog.Outputs()[tool].Hold(ctx, a), nil
 }
 
 // refusedHint is the admission refusal, with what to do for those an

@@ -19,7 +19,9 @@ import (
 )
 
 // Handler answers one call of a tool. args is the call's args object; the
-// result is marshalled with encoding/json and must encode to a JSON object.
+// result is marshalled with encoding/json and must encode to a JSON object,
+// of the shape the tool's outputSchema declares when plugin.json has one
+// (the broker refuses any other output-invalid).
 // A non-nil error fails the call with exec-threw. An error made by Errorf
 // is for the caller, who reads it in why as "tool error: <message>"; any
 // other error text goes to the operator's log only, never to the caller.

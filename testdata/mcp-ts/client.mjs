@@ -1,12 +1,16 @@
 // An MCP client written with the TypeScript SDK, independent of the Go SDK
 // the server is built on. It connects at one protocol revision, lists the
 // tools, calls read_notes, a refused call and an unknown tool, and prints
-// what it saw as one JSON line.
+// what it saw as one JSON line. When the server lists echo (a plugin whose
+// echo declares an outputSchema that {"n": <integer>} satisfies), it also
+// calls echo with a conforming and a non-conforming result: the SDK holds
+// structuredContent to the tool's outputSchema.
 //
 // Usage:
-//   node client.mjs REVISION stdio AIRLOCK_BIN NOTES_DIR DATA_DIR   starts `airlock mcp`
-//   node client.mjs REVISION http URL                                a running broker's /mcp;
-//                                                                    the launch token in MCP_TOKEN
+//   node client.mjs REVISION stdio AIRLOCK_BIN NOTES_DIR DATA_DIR [PLUGINS_DIR]
+//                                     starts `airlock mcp`
+//   node client.mjs REVISION http URL a running broker's /mcp; the launch
+//                                     token in MCP_TOKEN
 //
 // The SDK always offers its newest revision at initialize; to speak as an
 // older client does, the initialize request it sends is given REVISION
@@ -18,10 +22,10 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 const [revision, kind, ...rest] = process.argv.slice(2);
 let transport;
 if (kind === "stdio") {
-  const [bin, notes, data] = rest;
+  const [bin, notes, data, plugins] = rest;
   transport = new StdioClientTransport({
     command: bin,
-    args: ["mcp", "--root", `notes=${notes}`, "--data", data],
+    args: ["mcp", "--root", `notes=${notes}`, "--data", data, ...(plugins ? ["--plugins", plugins] : [])],
     env: { ...process.env },
     stderr: "inherit",
   });
@@ -58,6 +62,15 @@ try {
 } catch (e) {
   unknown = e.code ?? String(e);
 }
+let typed = null;
+if (tools.some((t) => t.name === "echo")) {
+  const good = await client.callTool({ name: "echo", arguments: { n: 1 } });
+  const bad = await client.callTool({ name: "echo", arguments: { n: "one" } });
+  typed = {
+    good: { isError: good.isError ?? false, structured: good.structuredContent },
+    bad: { isError: bad.isError ?? false, text: bad.content?.[0]?.text, structured: bad.structuredContent ?? null },
+  };
+}
 console.log(JSON.stringify({
   revision: negotiated,
   protocol: client.getServerCapabilities(),
@@ -66,5 +79,6 @@ console.log(JSON.stringify({
   ok: { isError: ok.isError ?? false, text: ok.content?.[0]?.text, structured: ok.structuredContent },
   refused: { isError: refused.isError ?? false, text: refused.content?.[0]?.text },
   unknown,
+  typed,
 }));
 await client.close();

@@ -9,6 +9,7 @@ export declare const EXEC_THREW = "exec-threw";
 export declare const EXEC_TIMEOUT = "exec-timeout";
 export declare const MEMORY_EXHAUSTED = "memory-exhausted";
 export declare const OUTPUT_TOO_LARGE = "output-too-large";
+export declare const OUTPUT_INVALID = "output-invalid";
 export declare const HOST_NOT_ALLOWED = "host-not-allowed";
 export declare const FETCH_FAILED = "fetch-failed";
 export declare const BUDGET_EXHAUSTED = "budget-exhausted";
@@ -21,7 +22,7 @@ export declare const MACHINE_CLOSED = "machine-closed";
 export declare const OVERLOADED = "overloaded";
 export declare const SHUTTING_DOWN = "shutting-down";
 /** Every rule id, in the broker's order. */
-export declare const RULES: readonly ["malformed", "unknown-field", "version-mismatch", "unattributed-call", "bounds-mismatch", "unknown-tool", "args-invalid", "exec-threw", "exec-timeout", "memory-exhausted", "output-too-large", "host-not-allowed", "fetch-failed", "budget-exhausted", "no-page", "machine-unreachable", "page-timeout", "machine-timeout", "page-closed", "machine-closed", "overloaded", "shutting-down"];
+export declare const RULES: readonly ["malformed", "unknown-field", "version-mismatch", "unattributed-call", "bounds-mismatch", "unknown-tool", "args-invalid", "exec-threw", "exec-timeout", "memory-exhausted", "output-too-large", "output-invalid", "host-not-allowed", "fetch-failed", "budget-exhausted", "no-page", "machine-unreachable", "page-timeout", "machine-timeout", "page-closed", "machine-closed", "overloaded", "shutting-down"];
 /** A rule id: the reason a call was not answered with an observation. */
 export type Rule = (typeof RULES)[number];
 /** The broker's static human text for each rule (it never quotes input). */

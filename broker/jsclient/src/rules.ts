@@ -15,6 +15,7 @@ export const EXEC_THREW = "exec-threw";
 export const EXEC_TIMEOUT = "exec-timeout";
 export const MEMORY_EXHAUSTED = "memory-exhausted";
 export const OUTPUT_TOO_LARGE = "output-too-large";
+export const OUTPUT_INVALID = "output-invalid";
 export const HOST_NOT_ALLOWED = "host-not-allowed";
 export const FETCH_FAILED = "fetch-failed";
 export const BUDGET_EXHAUSTED = "budget-exhausted";
@@ -40,6 +41,7 @@ export const RULES = [
   EXEC_TIMEOUT,
   MEMORY_EXHAUSTED,
   OUTPUT_TOO_LARGE,
+  OUTPUT_INVALID,
   HOST_NOT_ALLOWED,
   FETCH_FAILED,
   BUDGET_EXHAUSTED,
@@ -69,6 +71,7 @@ export const WHY: Readonly<Record<Rule, string>> = {
   "exec-timeout": "the tool ran past bounds.timeoutMs",
   "memory-exhausted": "the tool needed more memory than bounds.memoryMiB",
   "output-too-large": "the tool's output is over bounds.maxOutputBytes",
+  "output-invalid": "the tool's output does not satisfy its outputSchema",
   "host-not-allowed": "the tool fetched a host outside bounds.allowedHosts",
   "fetch-failed": "an allowed fetch could not complete",
   "budget-exhausted": "the tool made more fetches than bounds.maxRequests",

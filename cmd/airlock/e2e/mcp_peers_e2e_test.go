@@ -58,17 +58,20 @@ var tsRevisions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05
 // TestMCPTypeScriptClient: an independent client, the TypeScript SDK,
 // connects on every revision it speaks, over stdio (`airlock mcp`) and
 // over a running broker's /mcp, and lists, calls, is refused and is told
-// a tool is unknown, the same on each.
+// a tool is unknown, the same on each. A typed tool is among them: the SDK
+// holds any structuredContent to the tool's outputSchema, so a refusal of
+// that tool must reach it by name without one.
 func TestMCPTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	node, dir := nodePackages(t, "@modelcontextprotocol/sdk")
 	notes := notesRoot(t)
-	p := startServe(t, procOptions{Env: tokenEnv(), Secrets: []string{testToken}, Args: []string{"--root", "notes=" + notes}})
+	typed, _, _ := outputSchemaPlugins(t)
+	p := startServe(t, procOptions{Env: tokenEnv(), Secrets: []string{testToken}, Args: []string{"--root", "notes=" + notes, "--plugins", typed}})
 	for _, revision := range tsRevisions {
 		for _, transport := range []string{"stdio", "http"} {
 			t.Run(revision+"/"+transport, func(t *testing.T) {
 				t.Parallel()
-				args := []string{"client.mjs", revision, transport, binPath, notes, t.TempDir()}
+				args := []string{"client.mjs", revision, transport, binPath, notes, t.TempDir(), typed}
 				var env []string
 				if transport == "http" {
 					args = []string{"client.mjs", revision, transport, p.URL() + "/mcp"}
@@ -106,6 +109,18 @@ func checkTypeScriptClient(t *testing.T, revision, transport, out string) {
 			Text    string `json:"text"`
 		} `json:"refused"`
 		Unknown any `json:"unknown"`
+		// Typed is the echo tool with an outputSchema.
+		Typed struct {
+			Good struct {
+				IsError    bool            `json:"isError"`
+				Structured json.RawMessage `json:"structured"`
+			} `json:"good"`
+			Bad struct {
+				IsError    bool            `json:"isError"`
+				Text       string          `json:"text"`
+				Structured json.RawMessage `json:"structured"`
+			} `json:"bad"`
+		} `json:"typed"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("client output %q: %v", out, err)
@@ -126,6 +141,13 @@ func checkTypeScriptClient(t *testing.T, revision, transport, out string) {
 	}
 	if got.Unknown == nil {
 		t.Errorf("an unknown tool was not an error: %s", out)
+	}
+	// output-invalid reaches the SDK by name, not as a schema error of its own.
+	if got.Typed.Good.IsError || string(got.Typed.Good.Structured) != `{"n":1}` {
+		t.Errorf("a conforming typed result: %s", out)
+	}
+	if !got.Typed.Bad.IsError || got.Typed.Bad.Text != "output-invalid: /n: type" || string(got.Typed.Bad.Structured) != "null" {
+		t.Errorf("a non-conforming typed result: %s", out)
 	}
 }
 

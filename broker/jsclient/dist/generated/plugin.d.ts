@@ -57,6 +57,13 @@ export interface Tool {
     inputSchema: {
         [k: string]: unknown;
     };
+    /**
+     * Optional: the JSON Schema (draft 2020-12) every observation of the tool must satisfy (output-invalid otherwise); MCP lists it. Its root says "type": "object": MCP's structuredContent is an object.
+     */
+    outputSchema?: {
+        type: "object";
+        [k: string]: unknown;
+    };
 }
 /**
  * What the descriptor may do per call; callers echo it in boundsEcho (PROTOCOL section 8.1).

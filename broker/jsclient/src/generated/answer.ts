@@ -31,6 +31,7 @@ export type RuleId =
   | "exec-timeout"
   | "memory-exhausted"
   | "output-too-large"
+  | "output-invalid"
   | "host-not-allowed"
   | "fetch-failed"
   | "budget-exhausted"

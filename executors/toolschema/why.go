@@ -1,4 +1,4 @@
-package executors
+package toolschema
 
 import (
 	"errors"
@@ -8,32 +8,34 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// argsWhy names what failed the tool's inputSchema s (PROTOCOL section
-// 8): "<JSON Pointer of the failing value>: <schema keyword>", for example
-// "/b: required" or "/path: type". Keys the schema does not allow come
-// first, by name with the keys it does: `unexpected key "pth"; allowed:
-// path; /path: required`, as a misspelt key is the likeliest cause of the
+// Why names what failed the schema (PROTOCOL section 8): "<JSON Pointer
+// of the failing value>: <schema keyword>", for example "/b: required" or
+// "/path: type"; err is what Validate returned, and fallback is the why
+// when it is not a *jsonschema.ValidationError (the rule's static text).
+// It is the why of args-invalid for an inputSchema and of output-invalid
+// for an outputSchema. Keys the schema does not allow come first, by
+// name with the keys it does: `unexpected key "pth"; allowed: path;
+// /path: required`, as a misspelt key is the likeliest cause of the
 // rest. It is built only from the schema's keywords and property names
 // and the keys and indexes on the way to the value, never from a value,
-// so it cannot echo a secret passed as an argument.
+// so it cannot echo a secret passed as an argument or returned by a tool.
 //
 // The validator reports every failure, in an order that follows Go's map
 // iteration; of them it names the deepest (the most specific), ties
-// broken by pointer then keyword, so the same args always read the same.
-// anyOf and oneOf are named as such rather than by one branch's failure,
-// which would tell the caller to fix something another branch does not
-// need.
-func argsWhy(err error, s *toolschema.Schema) string {
+// broken by pointer then keyword, so the same instance always reads the
+// same. anyOf and oneOf are named as such rather than by one branch's
+// failure, which would tell the caller to fix something another branch
+// does not need.
+func (s *Schema) Why(err error, fallback string) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return wire.ArgsInvalid.Why()
+		return fallback
 	}
-	var best, extra *argsCause
-	for c := range argsCauses(ve) {
+	var best, extra *cause
+	for c := range causes(ve) {
 		switch {
 		case c.extra != nil:
 			if extra == nil || c.before(*extra) {
@@ -53,21 +55,20 @@ func argsWhy(err error, s *toolschema.Schema) string {
 	case best != nil:
 		return best.why(wire.MaxWhyBytes)
 	}
-	return wire.ArgsInvalid.Why()
+	return fallback
 }
 
-// argsCause is one failure: where (the pointer's reference tokens) and
+// cause is one failure: where (the pointer's reference tokens) and
 // which keyword. For additionalProperties, extra holds the keys the
 // schema at schemaURL does not allow.
-type argsCause struct {
+type cause struct {
 	tokens    []string
 	keyword   string
 	extra     []string
 	schemaURL string
 }
 
-// maxKeysInWhy and maxKeyBytes bound the unexpected keys an args-invalid
-// why lists, and each key's length in it.
+// maxKeysInWhy and maxKeyBytes bound the unexpected keys a why lists, and each key's length in it.
 const (
 	maxKeysInWhy = 4
 	maxKeyBytes  = 64
@@ -78,7 +79,7 @@ const (
 // pointer unless it is the root, the unexpected keys (cleaned, cut, at
 // most maxKeysInWhy) and the properties the schema declares there, when
 // they are all it allows.
-func (c argsCause) unexpected(s *toolschema.Schema) string {
+func (c cause) unexpected(s *Schema) string {
 	var b strings.Builder
 	if len(c.tokens) > 0 {
 		b.WriteString(pointer(c.tokens))
@@ -108,7 +109,7 @@ func (c argsCause) unexpected(s *toolschema.Schema) string {
 }
 
 // before orders causes: deeper first, then by pointer, then by keyword.
-func (c argsCause) before(o argsCause) bool {
+func (c cause) before(o cause) bool {
 	if len(c.tokens) != len(o.tokens) {
 		return len(c.tokens) > len(o.tokens)
 	}
@@ -121,7 +122,7 @@ func (c argsCause) before(o argsCause) bool {
 // why renders the cause within limit bytes. A key is text from the
 // caller: its control and bidirectional characters are dropped as in any
 // why, and a pointer too long to fit is cut, never the keyword.
-func (c argsCause) why(limit int) string {
+func (c cause) why(limit int) string {
 	suffix := ": " + c.keyword
 	return wire.CleanWhy(pointer(c.tokens), limit-len(suffix)) + suffix
 }
@@ -139,11 +140,11 @@ func pointer(tokens []string) string {
 // pointerEscape escapes a reference token (RFC 6901).
 var pointerEscape = strings.NewReplacer("~", "~0", "/", "~1")
 
-// argsCauses yields the leaf failures of e. Containers (the whole schema,
+// causes yields the leaf failures of e. Containers (the whole schema,
 // a group of failures, a $ref, allOf) stand for their causes; every other
 // keyword is a leaf.
-func argsCauses(e *jsonschema.ValidationError) func(yield func(argsCause) bool) {
-	return func(yield func(argsCause) bool) {
+func causes(e *jsonschema.ValidationError) func(yield func(cause) bool) {
+	return func(yield func(cause) bool) {
 		var walk func(e *jsonschema.ValidationError) bool
 		walk = func(e *jsonschema.ValidationError) bool {
 			switch e.ErrorKind.(type) {
@@ -166,8 +167,8 @@ func argsCauses(e *jsonschema.ValidationError) func(yield func(argsCause) bool) 
 // leafCause places a failure. Keywords about a property that is missing,
 // extra or badly named point at that property (so "/b: required" says b
 // is missing from the root object), the others at the value itself.
-func leafCause(e *jsonschema.ValidationError) argsCause {
-	c := argsCause{tokens: slices.Clip(e.InstanceLocation)}
+func leafCause(e *jsonschema.ValidationError) cause {
+	c := cause{tokens: slices.Clip(e.InstanceLocation)}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		c.keyword = "required"
@@ -201,7 +202,7 @@ func leafCause(e *jsonschema.ValidationError) argsCause {
 
 // under points the cause at the first of the named properties of the
 // object it is at.
-func (c *argsCause) under(names []string) {
+func (c *cause) under(names []string) {
 	if len(names) > 0 {
 		c.tokens = append(c.tokens, names[0])
 	}
