@@ -18,6 +18,7 @@ import (
 	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/connlimit"
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/unixsock"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
 )
@@ -55,6 +56,7 @@ type Server struct {
 	conns    *connlimit.Limiter
 	http     *http.Server
 	metrics  *http.Server
+	unix     net.Listener // the Unix socket, when Config.ListenUnix is set
 	draining atomic.Bool
 	stopOnce sync.Once
 }
@@ -77,8 +79,11 @@ func New(opts Options) *Server {
 		c.Mount(mux)
 	}
 	var h http.Handler = accessLog(opts.Logger, mux)
-	if s.loopback {
+	switch {
+	case s.loopback:
 		h = httpx.HostGuard(s.Port, s.refused, h)
+	case opts.Config.ListenUnix != "":
+		h = unixHostGuard(s.refused, h)
 	}
 	s.http = s.httpServer(h)
 	return s
@@ -114,15 +119,46 @@ func (s *Server) Listen() (net.Listener, net.Listener, error) {
 		return nil, nil, fmt.Errorf("broker: listen: %w", err)
 	}
 	s.port.Store(int64(ln.Addr().(*net.TCPAddr).Port))
+	if path := s.opts.Config.ListenUnix; path != "" {
+		uln, err := unixsock.Listen(path, s.unixPeerRefused)
+		if err != nil {
+			ln.Close()
+			return nil, nil, fmt.Errorf("broker: listen_unix: %w", err)
+		}
+		s.unix = s.conns.Listener(uln)
+	}
 	if s.metrics == nil {
 		return s.conns.Listener(ln), nil, nil
 	}
 	mln, err := net.Listen("tcp", s.opts.Config.MetricsListen)
 	if err != nil {
 		ln.Close()
+		if s.unix != nil {
+			s.unix.Close()
+		}
 		return nil, nil, fmt.Errorf("broker: listen for metrics: %w", err)
 	}
 	return s.conns.Listener(ln), s.conns.Listener(mln), nil
+}
+
+// unixPeerRefused counts and logs a connection to the Unix socket from
+// another user, closed unread.
+func (s *Server) unixPeerRefused(uid int) {
+	s.opts.Metrics.UnixPeersRefused.Inc()
+	s.opts.Logger.Warn("unix socket: a process of another user was refused", "uid", uid)
+}
+
+// unixHostGuard is HostGuard's rule for the Unix socket alone, for a
+// broker whose TCP listener is not on loopback (it has no Host rule).
+func unixHostGuard(refused httpx.Refusal, next http.Handler) http.Handler {
+	guarded := httpx.HostGuard(func() int { return -1 }, refused, next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if httpx.OverUnix(r) {
+			guarded.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // MinTokenChars is the shortest launch token serve accepts: a shorter one
@@ -156,6 +192,9 @@ func CheckBind(cfg *config.Config, tokenSet bool) error {
 func (s *Server) Serve(ln, metricsLn net.Listener) error {
 	if metricsLn != nil {
 		go func() { _ = s.metrics.Serve(metricsLn) }()
+	}
+	if s.unix != nil {
+		go func() { _ = s.http.Serve(s.unix) }()
 	}
 	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("broker: serve: %w", err)

@@ -38,6 +38,10 @@ type Config struct {
 	// MetricsListen, when set, serves /metrics on its own listener instead
 	// of the main one.
 	MetricsListen string `koanf:"metrics_listen"`
+	// ListenUnix, when set, is a Unix socket the broker also listens on,
+	// for programs on this machine: its folder must be the user's alone,
+	// and a connection from another user is closed unread.
+	ListenUnix string `koanf:"listen_unix"`
 	// Data holds the pairings file and the compilation cache.
 	Data string `koanf:"data"`
 	// Plugins is the drop-in plugins folder; empty means none.
@@ -177,6 +181,7 @@ func (s Setting) Env() string {
 var Settings = []Setting{
 	{Key: "listen", Default: "127.0.0.1:7420", Help: "address to listen on; port 0 picks one"},
 	{Key: "metrics_listen", Default: "", Help: "serve /metrics on this address instead of the main listener"},
+	{Key: "listen_unix", Default: "", Help: "also listen on this Unix socket PATH, for programs on this machine (its folder must be yours alone, such as $XDG_RUNTIME_DIR)"},
 	{Key: "data", Default: DefaultDataDir(), Help: "data directory: pairings file and compilation cache"},
 	{Key: "plugins", Default: "", Help: "drop-in plugins folder (empty: none)"},
 	{Key: "roots", Default: map[string]any{}, Help: "root name to host directory, mounted read-only (config file or --root NAME=DIR only)"},
@@ -466,6 +471,9 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if c.ListenUnix != "" && !filepath.IsAbs(c.ListenUnix) {
+		return fmt.Errorf("config: listen_unix: %q is not an absolute path", c.ListenUnix)
+	}
 	if c.Standalone {
 		if err := standaloneAddr("listen", c.Listen); err != nil {
 			return err
@@ -530,6 +538,9 @@ func (c *Config) Validate() error {
 }
 
 func checkAddr(key, addr string) error {
+	if strings.HasPrefix(addr, "unix:") {
+		return fmt.Errorf("config: %s: a Unix socket is listen_unix (serve --listen-unix PATH), which listens beside the TCP address browsers need", key)
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("config: %s: %q is not HOST:PORT", key, addr)

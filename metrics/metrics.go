@@ -80,6 +80,7 @@ type Registry struct {
 	// Connections on the broker's listeners (see broker/internal/connlimit).
 	ConnectionsOpen    prometheus.Gauge
 	ConnectionsRefused prometheus.Counter
+	UnixPeersRefused   prometheus.Counter
 	ConnectionsEvicted *prometheus.CounterVec // phase: headers, body, idle, upgrade, writing
 
 	// The executor channel.
@@ -162,6 +163,7 @@ func New() *Registry {
 
 	r.ConnectionsOpen = gauge("connections_open", "Open connections on the broker's listeners, WebSockets included.").WithLabelValues()
 	r.ConnectionsRefused = counter("connections_refused_total", "Connections refused 503 because the connection cap was full and none could be evicted.").WithLabelValues()
+	r.UnixPeersRefused = counter("unix_peers_refused_total", "Connections to the Unix socket closed before a byte was read because the process that connected runs as another user.").WithLabelValues()
 	r.ConnectionsEvicted = counter("connections_evicted_total", "Connections closed to make room under the cap, by what they were waiting for: headers, body, idle, upgrade (a WebSocket not yet authenticated) or writing (a response the client is not reading).", "phase")
 
 	r.ChannelCalls = counter("channel_calls_total", "Calls routed to an executor, by peer kind and outcome.", "peer", "outcome")

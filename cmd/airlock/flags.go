@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -40,7 +41,7 @@ type brokerFlags struct {
 // does when --broker is not given.
 func addBrokerFlags(fs *pflag.FlagSet, without string) *brokerFlags {
 	b := &brokerFlags{fs: fs}
-	fs.StringVar(&b.url, "broker", "", "the running broker's `URL`, http://HOST:PORT ("+without+")")
+	fs.StringVar(&b.url, "broker", "", "the running broker's `URL`, http://HOST:PORT, or unix:PATH for its Unix socket ("+without+")")
 	b.token = addSecretFlag(fs, secret.LaunchToken)
 	return b
 }
@@ -48,8 +49,25 @@ func addBrokerFlags(fs *pflag.FlagSet, without string) *brokerFlags {
 // given reports whether --broker was on the command line.
 func (b *brokerFlags) given() bool { return b.fs.Changed("broker") }
 
-// base is the broker's base URL and its origin.
+// unixPrefix starts a --broker that names the broker's Unix socket.
+const unixPrefix = "unix:"
+
+// socket is the path of --broker unix:PATH, or "" for a URL.
+func (b *brokerFlags) socket() string {
+	path, _ := strings.CutPrefix(b.url, unixPrefix)
+	if path == b.url {
+		return ""
+	}
+	return path
+}
+
+// base is the broker's base URL and its origin; a Unix socket has
+// neither, and the commands that ask (views are opened over TCP) need
+// the broker's URL.
 func (b *brokerFlags) base() (base, origin string, err error) {
+	if b.socket() != "" {
+		return "", "", usageErr("--broker %s serves /v1 and MCP calls; this command needs the broker's http URL, such as %s (views are opened over TCP)", b.url, defaultBroker)
+	}
 	raw := cmp.Or(b.url, defaultBroker)
 	base, origin, err = brokerBase(raw)
 	if err != nil {
@@ -58,17 +76,27 @@ func (b *brokerFlags) base() (base, origin string, err error) {
 	return base, origin, nil
 }
 
-// client is a /v1 client of the broker with the launch token.
+// client is a /v1 client of the broker with the launch token, over TCP
+// or, for --broker unix:PATH, over the broker's Unix socket.
 func (b *brokerFlags) client() (*v1client.Client, error) {
-	base, _, err := b.base()
-	if err != nil {
-		return nil, err
+	hc := &http.Client{Timeout: 15 * time.Minute}
+	base := v1client.UnixBase
+	if path := b.socket(); path != "" {
+		if !filepath.IsAbs(path) {
+			return nil, usageErr("--broker %s: the socket's path must be absolute", b.url)
+		}
+		hc.Transport = v1client.UnixTransport(path)
+	} else {
+		var err error
+		if base, _, err = b.base(); err != nil {
+			return nil, err
+		}
 	}
 	tok, err := b.token.read()
 	if err != nil {
 		return nil, err
 	}
-	return &v1client.Client{Base: base, Token: tok, HTTP: &http.Client{Timeout: 15 * time.Minute}}, nil
+	return &v1client.Client{Base: base, Token: tok, HTTP: hc}, nil
 }
 
 // errBrokerURL refuses a --broker that is not http(s)://HOST:PORT.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/airlock/airlock/broker/unixsock"
 	"github.com/airlock/airlock/config"
 )
 
@@ -102,7 +103,8 @@ func pathReason(err error, want pathKind) string {
 var settingPaths = []string{"plugins", "data"}
 
 // checkSettingPaths holds the folders of cfg (plugins, every root, data)
-// to checkPath, each named by given(key) as the operator set it.
+// to checkPath, and the Unix socket's path to its own rule, each named by
+// given(key) as the operator set it.
 func checkSettingPaths(cfg *config.Config, given func(key string) string) error {
 	for _, key := range settingPaths {
 		path := settingPath(cfg, key)
@@ -115,6 +117,12 @@ func checkSettingPaths(cfg *config.Config, given func(key string) string) error 
 		}
 		if err := check(given(key)+" ", path); err != nil {
 			return err
+		}
+	}
+	if path := cfg.ListenUnix; path != "" {
+		var pe *unixsock.PathError
+		if err := unixsock.CheckPath(path); errors.As(err, &pe) {
+			return usageErr("%s %s: %s", given("listen_unix"), path, pe.Reason)
 		}
 	}
 	names := make([]string, 0, len(cfg.Roots))

@@ -68,13 +68,14 @@ func newServeCmd() *cobra.Command {
 			return serve(cfg, token, logger, cmd.OutOrStdout(), nil)
 		},
 	}
-	sf = addSettingsFlags(c.Flags(), "listen", "metrics-listen", "data", "plugins", "root", "no-builtin", "standalone", "log-level", "token-file")
+	sf = addSettingsFlags(c.Flags(), "listen", "metrics-listen", "listen-unix", "data", "plugins", "root", "no-builtin", "standalone", "log-level", "token-file")
 	prof = addProfileFlag(c.Flags())
 	return c
 }
 
 // serve runs a broker until SIGTERM or SIGINT, reloading on SIGHUP, and
-// prints {"event":"listening","addr":…,"pid":…} once it listens. When
+// prints {"event":"listening","addr":…,"pid":…} once it listens (with
+// "socket": PATH when it listens on a Unix socket too). When
 // ready is not nil it is called with the bound address then (demo uses it
 // to make its first call).
 func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writer, ready func(addr string)) error {
@@ -86,7 +87,11 @@ func serve(cfg *config.Config, token string, logger *slog.Logger, stdout io.Writ
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	listening := func(addr string) {
-		line, _ := json.Marshal(map[string]any{"event": "listening", "addr": addr, "pid": os.Getpid()})
+		event := map[string]any{"event": "listening", "addr": addr, "pid": os.Getpid()}
+		if cfg.ListenUnix != "" {
+			event["socket"] = cfg.ListenUnix
+		}
+		line, _ := json.Marshal(event)
 		fmt.Fprintf(stdout, "%s\n", line)
 		if ready != nil {
 			go ready(addr)

@@ -38,6 +38,8 @@ func addSettingsFlags(fs *pflag.FlagSet, names ...string) *settingsFlags {
 			str("listen", "listen", "`ADDR` to listen on (default 127.0.0.1:7420; port 0 picks one)")
 		case "metrics-listen":
 			str("metrics-listen", "metrics_listen", "serve /metrics on its own `ADDR`")
+		case "listen-unix":
+			str("listen-unix", "listen_unix", "also listen on the Unix socket `PATH`, for programs on this machine (its folder must be yours alone, such as $XDG_RUNTIME_DIR)")
 		case "data":
 			str("data", "data", "data `DIR`: pairings and compilation cache (default "+config.DefaultDataDir()+")")
 		case "plugins":
@@ -137,7 +139,7 @@ func (s *settingsFlags) given(name string) bool { return s.fs.Changed(name) }
 // for its help: a key, or a section ending in "." (every key under it).
 var (
 	// serveSettings are all but airlock env's own.
-	serveSettings = []string{"listen", "metrics_listen", "data", "plugins", "roots", "plugin_config", "no_builtin", "log_level",
+	serveSettings = []string{"listen", "metrics_listen", "listen_unix", "data", "plugins", "roots", "plugin_config", "no_builtin", "log_level",
 		"shutdown_grace_ms", "standalone", "http.", "local.", "channel.", "exec.", "mcp."}
 	// mcpSettings are an embedded broker's that never listens: its tools
 	// and their executors.

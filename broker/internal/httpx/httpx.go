@@ -100,15 +100,29 @@ type Refusal func(endpoint string, c contract.Code)
 // [::1]:PORT. It defeats DNS rebinding, where a hostile name resolves to
 // 127.0.0.1 so a page on it could reach the broker as "same origin".
 // Forwarding headers are never consulted. port reports the bound port.
+//
+// A request over the broker's Unix socket must carry Host: localhost (the
+// socket has no port; UnixHost), whether or not the TCP listener is on
+// loopback: a browser cannot reach the socket, but the rule stays one.
 func HostGuard(port func() int, refused Refusal, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !LoopbackAuthority(r.Host, port()) {
+		if ok := OverUnix(r) && r.Host == UnixHost || !OverUnix(r) && LoopbackAuthority(r.Host, port()); !ok {
 			refused(endpointOf(r.URL.Path), contract.InvalidOrigin)
 			WriteError(w, contract.InvalidOrigin)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// UnixHost is the Host of every request over the broker's Unix socket:
+// what HTTP clients send for http://localhost/ with no port.
+const UnixHost = "localhost"
+
+// OverUnix reports whether r arrived on a Unix socket.
+func OverUnix(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && a.Network() == "unix"
 }
 
 // LoopbackAuthority reports whether hostport is one of the loopback names

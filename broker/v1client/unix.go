@@ -1,0 +1,23 @@
+package v1client
+
+import (
+	"context"
+	"net"
+	"net/http"
+)
+
+// UnixBase is the Base of a Client over the broker's Unix socket: the
+// socket has no port, and the broker wants Host: localhost on it.
+const UnixBase = "http://localhost"
+
+// UnixTransport dials the broker's Unix socket at path for every request,
+// whatever the URL's host; keep-alive connections are pooled as over TCP.
+func UnixTransport(path string) *http.Transport {
+	var d net.Dialer
+	return &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", path)
+		},
+		MaxIdleConnsPerHost: 64,
+	}
+}
