@@ -32,6 +32,10 @@ type Client struct {
 	Token string
 	// HTTP is the client to use; nil means http.DefaultClient.
 	HTTP *http.Client
+	// Socket, when set, is the broker's Unix socket that HTTP dials (see
+	// UnixTransport), with Base UnixBase; clients that dial for
+	// themselves (the load tool) read it.
+	Socket string
 }
 
 // Tools is GET /v1/tools: the admitted descriptors.

@@ -10,6 +10,15 @@ import (
 // socket has no port, and the broker wants Host: localhost on it.
 const UnixBase = "http://localhost"
 
+// Where names the broker for people: its URL, or unix:PATH over its
+// socket.
+func (c *Client) Where() string {
+	if c.Socket != "" {
+		return "unix:" + c.Socket
+	}
+	return c.Base
+}
+
 // UnixTransport dials the broker's Unix socket at path for every request,
 // whatever the URL's host; keep-alive connections are pooled as over TCP.
 func UnixTransport(path string) *http.Transport {

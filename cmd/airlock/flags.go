@@ -80,8 +80,8 @@ func (b *brokerFlags) base() (base, origin string, err error) {
 // or, for --broker unix:PATH, over the broker's Unix socket.
 func (b *brokerFlags) client() (*v1client.Client, error) {
 	hc := &http.Client{Timeout: 15 * time.Minute}
-	base := v1client.UnixBase
-	if path := b.socket(); path != "" {
+	base, path := v1client.UnixBase, b.socket()
+	if path != "" {
 		if !filepath.IsAbs(path) {
 			return nil, usageErr("--broker %s: the socket's path must be absolute", b.url)
 		}
@@ -96,7 +96,7 @@ func (b *brokerFlags) client() (*v1client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &v1client.Client{Base: base, Token: tok, HTTP: hc}, nil
+	return &v1client.Client{Base: base, Token: tok, HTTP: hc, Socket: path}, nil
 }
 
 // errBrokerURL refuses a --broker that is not http(s)://HOST:PORT.

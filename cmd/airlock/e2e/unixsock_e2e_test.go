@@ -62,6 +62,11 @@ func TestServeUnixSocket(t *testing.T) {
 		t.Errorf("mint over the socket: exit %d\n%s", code, errOut)
 	}
 
+	// The load tool's callers dial the socket themselves.
+	if code, out, errOut := runCLI(t, tokenEnv(), "load", "calls", "--broker", broker, "--steady", "-c", "2", "-d", "1s", "--warmup", "0s", "--args", `{"path":"a.md"}`, "--json"); code != 0 || !strings.Contains(out, `"ok":`) || !strings.Contains(out, `"transportErrors": 0`) || !strings.Contains(out, `"broker": "unix:`+sock+`"`) {
+		t.Errorf("load calls over the socket: exit %d\n%s\n%s", code, out, tail(errOut, 2000))
+	}
+
 	m := startMCP(t, tokenEnv(), "--broker", broker)
 	if res := m.Call(t, "read_notes", map[string]any{"path": "a.md"}); res.IsError || !strings.Contains(mcptest.Text(res), "hello from a") {
 		t.Errorf("mcp --broker over the socket: %s", mcptest.Text(res))

@@ -53,9 +53,15 @@ func (o CallsOptions) Check() error {
 // KeepAlive gives c a transport that keeps one idle connection per caller
 // (the default keeps two), so every call reuses a connection, and bounds
 // each request by callTimeout. Close the transport's idle connections
-// when the run is done.
+// when the run is done. The transport is c's own when it has one (the
+// Unix socket's dialer), else the default.
 func KeepAlive(c *v1client.Client, callers int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	if c.HTTP != nil {
+		if own, ok := c.HTTP.Transport.(*http.Transport); ok {
+			t = own.Clone()
+		}
+	}
 	t.MaxIdleConnsPerHost = callers
 	t.MaxIdleConns = max(t.MaxIdleConns, callers)
 	c.HTTP = &http.Client{Transport: t, Timeout: callTimeout}
@@ -103,7 +109,7 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 // against the runner and the floor when there are.
 func callsShape(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, o CallsOptions,
 	runner *baseline.Runner, reuse bool, floor *FloorProcess) (*CallsReport, error) {
-	rep := &CallsReport{Command: "calls", Broker: c.Base, Tool: call.Tool, DescriptorID: call.DescriptorID,
+	rep := &CallsReport{Command: "calls", Broker: c.Where(), Tool: call.Tool, DescriptorID: call.DescriptorID,
 		Concurrency: o.Concurrency, BaselineSkipped: b.Skipped,
 		RunInfo: RunInfo{DurationSeconds: o.Duration.Seconds(), WarmupSeconds: o.Warmup.Seconds()}}
 	names := []string{"airlock"}
@@ -143,7 +149,7 @@ func callsShape(ctx context.Context, c *v1client.Client, call wire.Call, b Basel
 	measured := alternate(ctx, p, sides, m)
 	stopProgress()
 	rep.Interrupted = ctx.Err() != nil
-	rep.Airlock = sumTallies("airlock "+c.Base, air.tallies, measured[0])
+	rep.Airlock = sumTallies("airlock "+c.Where(), air.tallies, measured[0])
 	if runner != nil {
 		bf := sumTallies(baselineLabel(b.Label, runner.Style(), o.Reuse), base.tallies, measured[1])
 		rep.Baseline = &bf

@@ -33,6 +33,7 @@ const maxAnswerBytes = 64 << 20
 // RATIONALE.md, "Why does `airlock load calls` speak HTTP/1.1 itself?"
 type directCaller struct {
 	peer              string // what its errors call the server: "broker", "bare HTTP floor"
+	network           string // "tcp", or "unix" for the broker's Unix socket
 	addr, host, token string
 	head, tail        []byte // the call's JSON around its callId value
 	idPrefix          []byte // the quoted callId prefix, without its closing quote
@@ -44,8 +45,8 @@ type directCaller struct {
 	body []byte // the answer being read, reused
 }
 
-// newDirectCallers prepares n callers of call on the server at c.Base,
-// which their errors call peer.
+// newDirectCallers prepares n callers of call on the server at c.Base
+// (over c.Socket when it is set), which their errors call peer.
 func newDirectCallers(c *v1client.Client, call wire.Call, n int, peer string) ([]*directCaller, error) {
 	u, err := url.Parse(c.Base)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
@@ -63,10 +64,14 @@ func newDirectCallers(c *v1client.Client, call wire.Call, n int, peer string) ([
 		return nil, errors.New("load: the call does not encode with a callId")
 	}
 	quoted, _ := json.Marshal(prefix)
+	network, addr := "tcp", u.Host
+	if c.Socket != "" {
+		network, addr = "unix", c.Socket
+	}
 	out := make([]*directCaller, n)
 	for w := range out {
 		id := append(bytes.Clone(quoted[:len(quoted)-1]), strconv.Itoa(w)+"_"...)
-		out[w] = &directCaller{peer: peer, addr: u.Host, host: u.Host, token: c.Token,
+		out[w] = &directCaller{peer: peer, network: network, addr: addr, host: u.Host, token: c.Token,
 			head: append(bytes.Clone(head), `"callId":`...), tail: tail, idPrefix: id}
 	}
 	return out, nil
@@ -86,7 +91,7 @@ func (d *directCaller) call(ctx context.Context, seq int64) (wire.Answer, error)
 func (d *directCaller) roundTrip(ctx context.Context, seq int64) (wire.Answer, error) {
 	if d.conn == nil {
 		var dialer net.Dialer
-		conn, err := dialer.DialContext(ctx, "tcp", d.addr)
+		conn, err := dialer.DialContext(ctx, d.network, d.addr)
 		if err != nil {
 			return wire.Answer{}, fmt.Errorf("%s unreachable: %w", d.peer, err)
 		}
