@@ -159,6 +159,16 @@ func TestPluginPushPull(t *testing.T) {
 		t.Errorf("source = %+v, want ref %s digest %s", s.Source, ref, digest)
 	}
 
+	code, out, _ = runCLI(t, nil, "tools", "--plugins", plugins)
+	if code != exitcode.OK || !strings.Contains(out, "PULLED") || !strings.Contains(out, ref) {
+		t.Errorf("tools does not show where web came from:\n%s", out)
+	}
+	p := startServe(t, procOptions{Args: []string{"--plugins", plugins, "--no-builtin"}, Env: tokenEnv(), Secrets: []string{testToken}})
+	if s := pluginStatus(t, p)["web"]; !s.Admitted || s.Source == nil || s.Source.Digest != digest {
+		t.Errorf("GET /v1/plugins: %+v", s)
+	}
+	p.Stop()
+
 	code, out, errOut = runCLI(t, env, "plugin", "pull", reg.Host+"/plugins/web@"+digest, "--install", plugins, "--plain-http")
 	if code != exitcode.OK || !strings.Contains(out, "replaced web 1.0.0") {
 		t.Fatalf("pull by digest over the installed one: exit %d\n%s\n%s", code, out, errOut)
