@@ -43,6 +43,9 @@ func TestRefusedBeforeTheNetwork(t *testing.T) {
 	if _, err := Pull(ctx, "registry.example/plugins/web", dir, Options{}); !errors.Is(err, ErrReference) {
 		t.Errorf("no tag: %v", err)
 	}
+	if _, err := Push(ctx, dir, "registry.example/plugins/web@sha256:"+strings.Repeat("0", 64), Options{}); !errors.Is(err, ErrReference) {
+		t.Errorf("push by digest: %v", err)
+	}
 	if _, err := Pull(ctx, "registry.example/../x:1", dir, Options{}); !errors.Is(err, ErrReference) {
 		t.Errorf("a path in the repository: %v", err)
 	}

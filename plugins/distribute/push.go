@@ -33,6 +33,9 @@ func Push(ctx context.Context, dir, ref string, o Options) (Pushed, error) {
 	if err != nil {
 		return Pushed{}, err
 	}
+	if err := repo.Reference.ValidateReferenceAsTag(); err != nil {
+		return Pushed{}, refuse(ErrReference, "%q: push needs a tag (the digest is the artifact's, printed once pushed)", ref)
+	}
 	fsys := filecheck.Dir(dir)
 	m, manifest, module, err := plugins.CheckFolder(fsys, ".", "")
 	if err != nil {

@@ -3,6 +3,7 @@ package distribute
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -63,7 +64,7 @@ func repository(ref string, o Options) (*remote.Repository, error) {
 	} else {
 		store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
 		if err != nil {
-			return nil, refuse(ErrUnauthorized, "the Docker credentials file: %v", err)
+			return nil, fmt.Errorf("distribute: the Docker credentials file: %w", err)
 		}
 		client.Credential = credentials.Credential(store)
 	}
