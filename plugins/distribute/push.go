@@ -39,7 +39,7 @@ func Push(ctx context.Context, dir, ref string, o Options) (Pushed, error) {
 	fsys := filecheck.Dir(dir)
 	m, manifest, module, err := plugins.CheckFolder(fsys, ".", "")
 	if err != nil {
-		return Pushed{}, refuse(ErrPluginInvalid, "%s: %s: %v", dir, plugins.Reason(err), err)
+		return Pushed{}, refuse(ErrPluginInvalid, "%s: %s: %v", plugins.Reason(err), dir, err)
 	}
 	signature, err := filecheck.Read(fsys, SignatureName, MaxSignatureBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -390,18 +390,9 @@ func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 // after d is killed and the test fails, naming it.
 func runCLIWithin(t *testing.T, d time.Duration, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	return runCLIInput(t, d, "", env, args...)
-}
-
-// runCLIInput is runCLIWithin with stdin as the command's standard input.
-func runCLIInput(t *testing.T, d time.Duration, stdin string, env []string, args ...string) (int, string, string) {
-	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
 	cmd.WaitDelay = 10 * time.Second // a child that keeps the pipes open
 	// The run's shared compilation cache, as for started processes: a
 	// module is compiled once per run, not once per command (a few tens of

@@ -444,12 +444,12 @@ func TestPluginRegistryCredentials(t *testing.T) {
 			t.Errorf("%s: a password appears in the output", what)
 		}
 	}
-	code, out, errOut := runCLIInput(t, cliDeadline, registryPassword+"\n", env,
+	code, out, errOut := runCLIStdin(t, env, registryPassword+"\n",
 		"plugin", "push", webPlugin(t), ref, "--plain-http", "--username", registryUser, "--password-stdin")
 	check("push with the password", code, exitcode.OK, out, errOut, "sha256:")
 
 	plugins := t.TempDir()
-	code, out, errOut = runCLIInput(t, cliDeadline, "wrong-"+registryPassword+"\n", env,
+	code, out, errOut = runCLIStdin(t, env, "wrong-"+registryPassword+"\n",
 		"plugin", "pull", ref, "--install", plugins, "--plain-http", "--username", registryUser, "--password-stdin")
 	check("pull with a wrong password", code, exitcode.Refused, out, errOut, "unauthorized")
 	code, out, errOut = runCLI(t, env, "plugin", "pull", ref, "--install", plugins, "--plain-http")
@@ -457,7 +457,7 @@ func TestPluginRegistryCredentials(t *testing.T) {
 	if ents, _ := os.ReadDir(plugins); len(ents) != 0 {
 		t.Fatalf("a refused pull left %v", ents)
 	}
-	code, out, errOut = runCLIInput(t, cliDeadline, registryPassword+"\n", env,
+	code, out, errOut = runCLIStdin(t, env, registryPassword+"\n",
 		"plugin", "pull", ref, "--install", plugins, "--plain-http", "--username", registryUser, "--password-stdin")
 	check("pull with the password", code, exitcode.OK, out, errOut, "installed web")
 
