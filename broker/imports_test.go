@@ -44,6 +44,11 @@ func TestImportGraph(t *testing.T) {
 			not: []string{mod + "broker/channel"}},
 		{name: "the executors are below the broker", from: under(mod + "executors"),
 			not: []string{mod + "broker"}},
+		// Registry code (oras-go) is the distribution commands' alone:
+		// the broker, the catalog and the executors never link it.
+		{name: "only the binary and plugins/distribute link oras", from: func(pkg string) bool {
+			return !under(mod+"cmd")(pkg) && !under(mod+"plugins/distribute")(pkg)
+		}, not: []string{"oras.land/oras-go/v2"}},
 		{name: "nothing imports the binary", from: func(pkg string) bool { return !under(mod + "cmd")(pkg) },
 			not: []string{mod + "cmd"}},
 	} {

@@ -187,6 +187,12 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 	e := &entry{fingerprint: fp, status: wire.PluginStatus{ID: id, Origin: src.origin}}
 	prog, m, err := c.admit(ctx, id, src.fsys)
 	e.status.Version = m.Version
+	if src.origin == OriginPlugins {
+		var serr error
+		if e.status.Source, serr = ReadSource(src.fsys, id); serr != nil {
+			c.opts.Logger.Warn("plugin source record unreadable; no source shown", "plugin", id, "err", serr)
+		}
+	}
 	if err != nil {
 		e.status.Reason, e.status.Detail = Reason(err), err.Error()
 		c.refused(e.status)
@@ -237,32 +243,56 @@ func LoadFolder(ctx context.Context, rt *executors.Runtime, fsys fs.FS, dir, id 
 // regular file and no link, within its bound (filecheck.Read), the
 // descriptor's fields, and the id when id is not "". The hash is Admit's.
 func ReadFolder(fsys fs.FS, dir, id string) (Manifest, []byte, error) {
+	m, _, module, err := readFolder(fsys, dir, id)
+	return m, module, err
+}
+
+// CheckFolder is ReadFolder and Admit's hash check: everything admission
+// checks short of loading the module. It also returns plugin.json's bytes
+// as written, for a copy that must keep them (a registry push).
+func CheckFolder(fsys fs.FS, dir, id string) (m Manifest, manifest, module []byte, err error) {
+	m, manifest, module, err = readFolder(fsys, dir, id)
+	if err == nil {
+		err = checkHash(m, module)
+	}
+	return m, manifest, module, err
+}
+
+func readFolder(fsys fs.FS, dir, id string) (Manifest, []byte, []byte, error) {
 	data, err := filecheck.Read(fsys, path.Join(dir, ManifestName), MaxManifestBytes)
 	if err != nil {
-		return Manifest{}, nil, refusal(ReasonDescriptorInvalid, err)
+		return Manifest{}, nil, nil, refusal(ReasonDescriptorInvalid, err)
 	}
 	m, err := ParseManifestFile(path.Join(dir, ManifestName), data)
 	if err != nil {
-		return m, nil, refusal(ReasonDescriptorInvalid, err)
+		return m, nil, nil, refusal(ReasonDescriptorInvalid, err)
 	}
 	if id != "" && m.ID != id {
-		return m, nil, refusal(ReasonDescriptorInvalid, fmt.Errorf("id %q does not match its folder name", m.ID))
+		return m, nil, nil, refusal(ReasonDescriptorInvalid, fmt.Errorf("id %q does not match its folder name", m.ID))
 	}
-	module, err := filecheck.Read(fsys, path.Join(dir, m.Module), maxModuleBytes)
+	module, err := filecheck.Read(fsys, path.Join(dir, m.Module), MaxModuleBytes)
 	if err != nil {
-		return m, nil, refusal(ReasonModuleMissing, fmt.Errorf("module %s: %w", m.Module, err))
+		return m, nil, nil, refusal(ReasonModuleMissing, fmt.Errorf("module %s: %w", m.Module, err))
 	}
-	return m, module, nil
+	return m, data, module, nil
 }
 
 // Admit checks module against m's sha256 and loads it into rt for m's
 // descriptor (compiling it and checking its imports, style, memory,
 // schemas and roots).
 func Admit(ctx context.Context, rt *executors.Runtime, m Manifest, module []byte) (*executors.Program, error) {
-	if HashModule(module) != m.SHA256 {
-		return nil, refusal(ReasonHashMismatch, errors.New("the module's SHA-256 does not match plugin.json"))
+	if err := checkHash(m, module); err != nil {
+		return nil, err
 	}
 	return rt.Load(ctx, m.Descriptor(), module, executors.WithConfig(m.Config), executors.WithModuleHash(m.SHA256))
+}
+
+// checkHash refuses a module whose SHA-256 is not m's sha256.
+func checkHash(m Manifest, module []byte) error {
+	if HashModule(module) != m.SHA256 {
+		return refusal(ReasonHashMismatch, errors.New("the module's SHA-256 does not match plugin.json"))
+	}
+	return nil
 }
 
 // checkConfig tells the operator, by name only, which values a plugin
@@ -379,9 +409,9 @@ func (c *Catalog) Close(ctx context.Context) error {
 	return fmt.Errorf("plugins: close: %w", context.Cause(ctx))
 }
 
-// fingerprint identifies a folder's content cheaply: the manifest's bytes
-// and the module's size and modification time. A change to either makes
-// the folder be considered again.
+// fingerprint identifies a folder's content cheaply: the manifest's bytes,
+// the module's size and modification time and the source record's bytes.
+// A change to any makes the folder be considered again.
 func fingerprint(fsys fs.FS, id string) string {
 	h := sha256.New()
 	data, err := filecheck.Read(fsys, id+"/"+ManifestName, MaxManifestBytes)
@@ -393,6 +423,10 @@ func fingerprint(fsys fs.FS, id string) string {
 		if info, err := fs.Stat(fsys, id+"/"+m.Module); err == nil {
 			fmt.Fprintf(h, "|%d|%d", info.Size(), info.ModTime().UnixNano())
 		}
+	}
+	if src, err := filecheck.Read(fsys, id+"/"+SourceName, maxSourceBytes); err == nil {
+		h.Write([]byte("|"))
+		h.Write(src)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -33,8 +33,9 @@ const ManifestName = "plugin.json"
 // descriptor is small. Every reader of one reads it with filecheck.
 const MaxManifestBytes = 1 << 20
 
-// maxModuleBytes bounds a module file read into memory.
-const maxModuleBytes = 256 << 20
+// MaxModuleBytes bounds a module file read into memory; a module pulled
+// from a registry is held to it before it is downloaded.
+const MaxModuleBytes = 256 << 20
 
 // Manifest is plugin.json.
 type Manifest struct {

@@ -138,6 +138,7 @@ func printTools(w io.Writer, ds []wire.Descriptor, sts []wire.PluginStatus) {
 			b.MaxRequests, strings.Join(b.AllowedHosts, ","), strings.Join(b.Roots, ","))
 	}
 	tw.Flush()
+	printSources(w, sts)
 	refused := 0
 	for _, s := range sts {
 		if !s.Admitted {
@@ -154,6 +155,27 @@ func printTools(w io.Writer, ds []wire.Descriptor, sts []wire.PluginStatus) {
 		if !s.Admitted {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(s.ID), s.Origin, s.Reason, printable(s.Detail))
 		}
+	}
+	tw.Flush()
+}
+
+// printSources lists the plugins `airlock plugin pull` installed, with
+// the reference and artifact digest they came from.
+func printSources(w io.Writer, sts []wire.PluginStatus) {
+	var pulled []wire.PluginStatus
+	for _, s := range sts {
+		if s.Source != nil {
+			pulled = append(pulled, s)
+		}
+	}
+	if len(pulled) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PULLED\tFROM\tDIGEST")
+	for _, s := range pulled {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(s.ID), printable(s.Source.Ref), printable(s.Source.Digest))
 	}
 	tw.Flush()
 }

@@ -12,4 +12,17 @@ type PluginStatus struct {
 	Admitted bool   `json:"admitted"`
 	Reason   string `json:"reason,omitempty"` // a plugins.Reasons entry when refused
 	Detail   string `json:"detail,omitempty"` // for the operator
+	// Source is where the folder was pulled from; absent for a folder
+	// dropped in by hand.
+	Source *PluginSource `json:"source,omitempty"`
+}
+
+// PluginSource is where `airlock plugin pull` installed a plugin folder
+// from, as it recorded it beside plugin.json (plugins.SourceName). It is
+// the operator's record, never a check: admission and the module's hash
+// do not read it.
+type PluginSource struct {
+	Ref      string `json:"ref"`                // registry/repository:tag (or @digest) as pulled
+	Digest   string `json:"digest"`             // the artifact manifest's digest
+	PulledAt string `json:"pulledAt,omitempty"` // RFC 3339, UTC
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -91,6 +92,10 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	missingRoot := writeFile(t, "roots.yaml", "roots:\n  notes: /nonexistent/notes\n")
 	broken := t.TempDir()
 	must(t, plugins.WriteFolder(broken, fxManifest("broken", w.bounds), []byte("not wasm at all")))
+	unreachableRegistry := "127.0.0.1:" + closedPort(t)
+	rehashed := filepath.Join(t.TempDir(), "rehashed")
+	must(t, plugins.WriteFolder(filepath.Dir(rehashed), fxManifest("rehashed", w.bounds), []byte("one module")))
+	must(t, os.WriteFile(filepath.Join(rehashed, "guest.wasm"), []byte("another module"), 0o644))
 	noBuiltin := func(args ...string) []string { return append(args, "--no-builtin", "--data", t.TempDir()) }
 	missingToken := "no launch token: set AIRLOCK_LOCAL_TOKEN (or TENSORVIZ_LOCAL_TOKEN)"
 
@@ -213,6 +218,18 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock load idle: no token", args: []string{"load", "idle", "--broker", url}, code: exitcode.Usage, err: missingToken},
 		{name: "airlock load idle: wrong token", args: []string{"load", "idle", "--broker", url, "--no-baseline"}, env: wrong, code: exitcode.Refused, err: "401"},
 		{name: "airlock load relay: wrong token", args: []string{"load", "relay", "--broker", url, "--no-baseline"}, env: wrong, code: exitcode.Refused, err: "401"},
+
+		{name: "airlock plugin: no command", args: []string{"plugin"}, code: exitcode.Usage, err: "missing command: pull, push"},
+		{name: "airlock plugin push: no REF", args: []string{"plugin", "push", broken}, code: exitcode.Usage, err: "missing REF"},
+		{name: "airlock plugin push: no such DIR", args: []string{"plugin", "push", "/nonexistent/greet", "127.0.0.1:1/p/greet:1"}, code: exitcode.Usage, err: "airlock plugin push: /nonexistent/greet: no such folder"},
+		{name: "airlock plugin push: plain HTTP off the loopback", args: []string{"plugin", "push", filepath.Join(broken, "broken"), "registry.example/p/broken:1", "--plain-http"}, code: exitcode.Usage, err: "plain-http-refused"},
+		{name: "airlock plugin push: a module its sha256 does not name", args: []string{"plugin", "push", rehashed, unreachableRegistry + "/p/rehashed:1", "--plain-http"}, code: exitcode.Refused, err: "plugin-invalid: hash-mismatch"},
+		{name: "airlock plugin push: registry unreachable", args: []string{"plugin", "push", filepath.Join(broken, "broken"), unreachableRegistry + "/p/broken:1", "--plain-http"}, code: exitcode.Failed, err: "registry-unreachable"},
+		{name: "airlock plugin push: --password-stdin alone", args: []string{"plugin", "push", filepath.Join(broken, "broken"), unreachableRegistry + "/p/broken:1", "--password-stdin"}, code: exitcode.Usage, err: "--username and --password-stdin go together"},
+		{name: "airlock plugin pull: no --install", args: []string{"plugin", "pull", unreachableRegistry + "/p/broken:1"}, code: exitcode.Usage, err: `required flag(s) "install" not set`},
+		{name: "airlock plugin pull: no such --install folder", args: []string{"plugin", "pull", unreachableRegistry + "/p/broken:1", "--install", "/nonexistent/plugins"}, code: exitcode.Usage, err: "--install /nonexistent/plugins: no such folder"},
+		{name: "airlock plugin pull: plain HTTP off the loopback", args: []string{"plugin", "pull", "registry.example/p/broken:1", "--install", t.TempDir(), "--plain-http"}, code: exitcode.Usage, err: "plain-http-refused"},
+		{name: "airlock plugin pull: registry unreachable", args: []string{"plugin", "pull", unreachableRegistry + "/p/broken:1", "--install", t.TempDir(), "--plain-http"}, code: exitcode.Failed, err: "registry-unreachable"},
 
 		{name: "airlock mcp: argument", args: []string{"mcp", testToken}, code: exitcode.Usage, err: "unexpected argument"},
 		{name: "airlock mcp: broker, no token", args: []string{"mcp", "--broker", url}, code: exitcode.Usage, err: missingToken},
