@@ -32,12 +32,14 @@ type Bounds struct {
 
 // Descriptor is an admitted set of tools with their bounds, as listed by
 // GET /v1/tools and advertised in a channel catalog. Executor is set by the
-// broker when it lists descriptors and is empty in a catalog.
+// broker when it lists descriptors and is empty in a catalog. Signer is
+// set for a signed plugin, nil otherwise.
 type Descriptor struct {
-	DescriptorID string `json:"descriptorId"`
-	Executor     string `json:"executor,omitempty"`
-	Tools        []Tool `json:"tools"`
-	Bounds       Bounds `json:"bounds"`
+	DescriptorID string  `json:"descriptorId"`
+	Executor     string  `json:"executor,omitempty"`
+	Tools        []Tool  `json:"tools"`
+	Bounds       Bounds  `json:"bounds"`
+	Signer       *Signer `json:"signer,omitempty"`
 }
 
 // Limits on descriptors. They bound what an operator can ask of the broker,
