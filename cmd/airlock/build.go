@@ -31,12 +31,12 @@ func newBuildCmd() *cobra.Command {
 			"module's SHA-256 into plugin.json (nothing else in the file changes) and checks the\n" +
 			"plugin exactly as the catalog admits one. The module and hash are written only when\n" +
 			"every check passes. With --sign KEY it then signs the plugin (`airlock plugin sign`),\n" +
-			"writing "+signing.BundleName+" beside plugin.json (and into the installed copy).\n" +
+			"writing " + signing.BundleName + " beside plugin.json (and into the installed copy).\n" +
 			"Exit 0 admissible, 1 the build failed, 2 DIR is not a project,\n" +
 			"3 a broker would refuse the plugin (the reason is named).",
 		Example: "  airlock build greet\n  airlock build greet --install ~/.local/share/airlock/plugins\n" +
 			"  airlock build greet --sign ~/keys/plugins.key --install ~/.local/share/airlock/plugins",
-		Args:    exactArgs("DIR"),
+		Args: exactArgs("DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkPath("", args[0], folder); err != nil {
 				return err
