@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
-	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
 	"github.com/airlock/airlock/plugins"
 	"github.com/airlock/airlock/plugins/signing"
 )
