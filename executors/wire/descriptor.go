@@ -33,7 +33,8 @@ type Bounds struct {
 // Descriptor is an admitted set of tools with their bounds, as listed by
 // GET /v1/tools and advertised in a channel catalog. Executor is set by the
 // broker when it lists descriptors and is empty in a catalog. Signer is
-// set for a signed plugin, nil otherwise.
+// set by the catalog that admitted a signed plugin (PROTOCOL section 8.5)
+// and, like Executor, is not sent in a channel catalog.
 type Descriptor struct {
 	DescriptorID string  `json:"descriptorId"`
 	Executor     string  `json:"executor,omitempty"`
