@@ -15,8 +15,6 @@ import (
 	"github.com/airlock/airlock/broker/channel/envclient"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/config/secret"
-	"github.com/airlock/airlock/executors"
-	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 	"github.com/airlock/airlock/plugins"
 )
@@ -94,7 +92,7 @@ func env(cfg *config.Config, bearer func() (string, error), from string, stdout,
 	}()
 	cat := local.Catalog
 	client, err := envclient.New(envclient.Options{
-		URL: cfg.Env.Broker, Bearer: bearer, Executor: local.Table, Catalog: catalogOf(local.Table),
+		URL: cfg.Env.Broker, Bearer: bearer, Executor: local.Table, Catalog: local.Table.Descriptors,
 		BackoffMax: time.Duration(cfg.Env.BackoffMaxMs) * time.Millisecond, MaxInflight: cfg.Channel.MaxInflight,
 		Logger: logger, Events: stdout,
 	})
@@ -151,17 +149,4 @@ const bearerRefused = "stopped: the broker refused the bearer (1008 bearer-refus
 func bearerFix(from string) string {
 	return "check that " + from + " holds the bearer `airlock pair add NAME` printed on the broker's machine; " +
 		"if that pairing was removed, pair again there and give the new bearer the same way"
-}
-
-// catalogOf is what an environment advertises: its admitted descriptors
-// without their signers, which the channel's catalog does not carry
-// (PROTOCOL section 6.4); the environment's own log shows them.
-func catalogOf(t *executors.Table) func() []wire.Descriptor {
-	return func() []wire.Descriptor {
-		ds := t.Descriptors()
-		for i := range ds {
-			ds[i].Signer = nil
-		}
-		return ds
-	}
 }

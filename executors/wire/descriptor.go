@@ -34,7 +34,8 @@ type Bounds struct {
 // GET /v1/tools and advertised in a channel catalog. Executor is set by the
 // broker when it lists descriptors and is empty in a catalog. Signer is
 // set by the catalog that admitted a signed plugin (PROTOCOL section 8.5)
-// and, like Executor, is not sent in a channel catalog.
+// and, like Executor, is not part of a channel catalog (CatalogFrame,
+// ParseCatalog).
 type Descriptor struct {
 	DescriptorID string  `json:"descriptorId"`
 	Executor     string  `json:"executor,omitempty"`
