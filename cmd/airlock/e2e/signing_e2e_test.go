@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,6 +148,22 @@ func TestSignedPluginsUnderTrustPolicy(t *testing.T) {
 	}
 	if n := strings.Count(p.Stderr(), `"msg":"plugin admitted","plugin":"good"`); n != 1 {
 		t.Errorf("good admitted %d times, want once", n)
+	}
+
+	// SIGHUP re-reads the policy: one that cannot be used keeps the one
+	// before; one trusting the other key for "stranger" admits it.
+	policy := filepath.Join(data, signing.PolicyName)
+	must(t, os.WriteFile(policy, []byte(`{"keys":[]}`), 0o644))
+	must(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	p.waitStderr("trust policy not reloaded")
+	writePolicy(t, policy, map[string][]string{pubFile: {"good", "late*"}, filepath.Join(keys, "other.pub"): {"stranger"}})
+	must(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	testkit.Eventually(t, "stranger to be admitted after SIGHUP", func() bool {
+		s := pluginStatus(t, p)["stranger"]
+		return s.Admitted && s.Signer != nil && s.Signer.Key == otherFP
+	})
+	if s := pluginStatus(t, p)["good"]; !s.Admitted {
+		t.Errorf("good after SIGHUP: %+v", s)
 	}
 }
 
