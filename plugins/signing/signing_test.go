@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 )
 
 func newKey(t *testing.T, ed bool) crypto.Signer {
@@ -191,4 +193,40 @@ func TestLoadKey(t *testing.T) {
 	if _, err := LoadKey(file, nil); !errors.Is(err, ErrKey) || !strings.Contains(err.Error(), "P-256") {
 		t.Errorf("a P-384 key: %v", err)
 	}
+}
+
+// TestLoadCosignKey: a key in cosign's encrypted format is read with the
+// password given, and refused without it.
+func TestLoadCosignKey(t *testing.T) {
+	key := newKey(t, false)
+	der, err := cryptoutils.MarshalPrivateKeyToEncryptedDER(key, func(bool) ([]byte, error) { return []byte("pw"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "cosign.key")
+	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: string(cryptoutils.EncryptedSigstorePrivateKeyPEMType), Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadKey(file, func() ([]byte, error) { return []byte("pw"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustFingerprint(t, got.Public()), mustFingerprint(t, key.Public()); a != b {
+		t.Errorf("loaded %s, want %s", a, b)
+	}
+	if _, err := LoadKey(file, nil); !errors.Is(err, ErrKey) || !strings.Contains(err.Error(), "COSIGN_PASSWORD") {
+		t.Errorf("an encrypted key without a password: %v", err)
+	}
+	if _, err := LoadKey(file, func() ([]byte, error) { return []byte("wrong"), nil }); !errors.Is(err, ErrKey) {
+		t.Errorf("an encrypted key with the wrong password: %v", err)
+	}
+}
+
+func mustFingerprint(t *testing.T, pub crypto.PublicKey) string {
+	t.Helper()
+	fp, err := Fingerprint(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp
 }
