@@ -276,3 +276,34 @@ func TestCosignInterop(t *testing.T) {
 		t.Errorf("tools with Airlock's Ed25519 bundle: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestBuildSigns: `airlock build --sign KEY --install DIR` signs the
+// project and installs the signature with the plugin, which a policy
+// trusting the key then admits; a key others can read is exit 2, before
+// anything is built.
+func TestBuildSigns(t *testing.T) {
+	t.Parallel()
+	project := scaffold(t, nil)
+	keys, plugDir, data := t.TempDir(), t.TempDir(), t.TempDir()
+	keyFile, pubFile, fp := signingKey(t, keys, "build", true)
+	must(t, os.Chmod(keyFile, 0o644))
+	if code, _, errOut := runCLI(t, nil, "build", project, "--sign", keyFile); code != exitcode.Usage || !strings.Contains(errOut, "chmod 600") {
+		t.Errorf("build --sign with a key others can read: exit %d %s", code, errOut)
+	}
+	must(t, os.Chmod(keyFile, 0o600))
+	code, out, errOut := runCLIWithin(t, 10*time.Minute, nil, "build", project, "--sign", keyFile, "--install", plugDir)
+	if code != 0 || !strings.Contains(out, "signed with "+fp) {
+		t.Fatalf("build --sign --install: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, f := range []string{filepath.Join(project, signing.BundleName), filepath.Join(plugDir, "greet", signing.BundleName)} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("no signature: %v", err)
+		}
+	}
+	policy := filepath.Join(t.TempDir(), "policy.json")
+	writePolicy(t, policy, map[string][]string{pubFile: {"greet"}})
+	code, out, errOut = runCLIWithin(t, 10*time.Minute, nil, "tools", "--plugins", plugDir, "--data", data, "--trust-policy", policy)
+	if code != 0 || !strings.Contains(out, fp) {
+		t.Errorf("tools on the installed plugin: exit %d\n%s%s", code, out, errOut)
+	}
+}
