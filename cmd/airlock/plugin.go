@@ -2,7 +2,9 @@ package main
 
 import (
 	"crypto"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,13 +24,50 @@ const passwordEnv = "COSIGN_PASSWORD"
 func newPluginCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plugin",
-		Short: "sign plugin folders: plugin digest DIR | plugin sign DIR --key KEY",
+		Short: "sign plugin folders: plugin keygen NAME | plugin digest DIR | plugin sign DIR --key KEY",
 		Long: "A plugin's signature (" + signing.BundleName + " beside plugin.json, a Sigstore bundle)\n" +
 			"signs its payload: plugin.json in canonical JSON, which pins the module's SHA-256.\n" +
 			"With a trust policy, a broker admits only plugins signed by a key it trusts for their id.",
 	}
 	groupCommand(c)
-	c.AddCommand(newPluginDigestCmd(), newPluginSignCmd())
+	c.AddCommand(newPluginKeygenCmd(), newPluginDigestCmd(), newPluginSignCmd())
+	return c
+}
+
+func newPluginKeygenCmd() *cobra.Command {
+	var ecdsaKey bool
+	c := &cobra.Command{
+		Use:   "keygen NAME [--ecdsa]",
+		Short: "make a signing key pair: NAME.key (0600) and NAME.pub",
+		Long: "Writes a new Ed25519 key pair (ECDSA P-256 with --ecdsa): the private key NAME.key\n" +
+			"(PKCS#8 PEM, mode 0600, for `airlock plugin sign --key`) and the public key NAME.pub\n" +
+			"(for a trust policy). Neither file may exist. Prints the key's fingerprint.",
+		Example: "  airlock plugin keygen ~/keys/plugins",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			priv, pub, fp, err := signing.NewKeyPair(ecdsaKey)
+			if err != nil {
+				return err
+			}
+			for _, f := range []struct {
+				name string
+				data []byte
+				mode os.FileMode
+			}{{args[0] + ".key", priv, 0o600}, {args[0] + ".pub", pub, 0o644}} {
+				file, err := os.OpenFile(f.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.mode)
+				if err != nil {
+					return configErr(err)
+				}
+				_, err = file.Write(f.data)
+				if err = errors.Join(err, file.Close()); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), fp)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&ecdsaKey, "ecdsa", false, "make an ECDSA P-256 key (cosign's kind) instead of Ed25519")
 	return c
 }
 

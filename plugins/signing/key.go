@@ -164,3 +164,27 @@ func (k *keypair) SignData(_ context.Context, data []byte) ([]byte, []byte, erro
 	sig, err := k.key.Sign(rand.Reader, sum[:], crypto.SHA256)
 	return sig, sum[:], err
 }
+
+// NewKeyPair makes a signing key, Ed25519 or (ecdsa set) ECDSA P-256, and
+// returns it as PEM: the private key PKCS#8, unencrypted (LoadKey's
+// form; keep it 0600), and the public key for a trust policy, with the
+// key's fingerprint.
+func NewKeyPair(ecdsaKey bool) (privPEM, pubPEM []byte, fingerprint string, err error) {
+	var priv crypto.Signer
+	if ecdsaKey {
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	} else {
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if privPEM, err = cryptoutils.MarshalPrivateKeyToPEM(priv); err != nil {
+		return nil, nil, "", err
+	}
+	if pubPEM, err = cryptoutils.MarshalPublicKeyToPEM(priv.Public()); err != nil {
+		return nil, nil, "", err
+	}
+	fingerprint, err = Fingerprint(priv.Public())
+	return privPEM, pubPEM, fingerprint, err
+}

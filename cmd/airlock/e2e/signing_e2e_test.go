@@ -307,3 +307,34 @@ func TestBuildSigns(t *testing.T) {
 		t.Errorf("tools on the installed plugin: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestPluginKeygen: `airlock plugin keygen NAME` writes NAME.key (0600)
+// and NAME.pub and prints the fingerprint; the key signs a plugin a policy
+// of NAME.pub admits; an existing NAME is exit 2.
+func TestPluginKeygen(t *testing.T) {
+	t.Parallel()
+	keys, dir, data := t.TempDir(), t.TempDir(), t.TempDir()
+	name := filepath.Join(keys, "plugins")
+	for _, args := range [][]string{{"plugin", "keygen", name}, {"plugin", "keygen", name + "-ec", "--ecdsa"}} {
+		code, out, errOut := runCLI(t, nil, args...)
+		if code != 0 || !strings.HasPrefix(out, "SHA256:") {
+			t.Fatalf("%v: exit %d %s %s", args, code, out, errOut)
+		}
+	}
+	if info, err := os.Stat(name + ".key"); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the private key: %v %v", info.Mode(), err)
+	}
+	if code, _, errOut := runCLI(t, nil, "plugin", "keygen", name); code != exitcode.Usage || !strings.Contains(errOut, "exists") {
+		t.Errorf("keygen over an existing key: exit %d %s", code, errOut)
+	}
+	must(t, plugins.WriteFolder(dir, fxManifestOf("fx", wire.Bounds{TimeoutMs: 60000, MemoryMiB: 32, MaxOutputBytes: 4096}, "echo"),
+		testkit.Fixture(t, "guest.wasm")))
+	if code, _, errOut := runCLI(t, nil, "plugin", "sign", filepath.Join(dir, "fx"), "--key", name+".key"); code != 0 {
+		t.Fatalf("sign: exit %d %s", code, errOut)
+	}
+	policy := filepath.Join(keys, "policy.json")
+	writePolicy(t, policy, map[string][]string{name + ".pub": {"fx"}})
+	if code, out, errOut := runCLI(t, nil, "tools", "--plugins", dir, "--data", data, "--trust-policy", policy); code != 0 || !strings.Contains(out, "SHA256:") {
+		t.Errorf("tools: exit %d\n%s%s", code, out, errOut)
+	}
+}
