@@ -230,3 +230,34 @@ func mustFingerprint(t *testing.T, pub crypto.PublicKey) string {
 	}
 	return fp
 }
+
+// TestNewKeyPair: both kinds of key pair load and sign, and the policy of
+// the public key verifies the signature as the fingerprint returned.
+func TestNewKeyPair(t *testing.T) {
+	for _, ec := range []bool{false, true} {
+		priv, pub, fp, err := NewKeyPair(ec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "k.key")
+		if err := os.WriteFile(file, priv, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		key, err := LoadKey(file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle, err := Sign([]byte("payload"), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := json.Marshal(policyFile{Keys: []policyKey{{PublicKey: string(pub), Plugins: []string{"*"}}}})
+		p, err := ParsePolicy("p.json", doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := p.Verify("x", []byte("payload"), bundle); err != nil || got != fp {
+			t.Errorf("ecdsa=%v: %q %v, want %q", ec, got, err, fp)
+		}
+	}
+}
