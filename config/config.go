@@ -49,6 +49,10 @@ type Config struct {
 	// Roots maps root names that plugins ask for to host directories,
 	// mounted read-only.
 	Roots map[string]string `koanf:"roots"`
+	// PluginTrustPolicy is the trust policy file that plugins of the
+	// plugins folder must be signed under; empty means DATA/trust-policy.json
+	// when that exists, else none.
+	PluginTrustPolicy string `koanf:"plugin_trust_policy"`
 	// NoBuiltin leaves the bundled plugins out.
 	NoBuiltin bool `koanf:"no_builtin"`
 	// LogLevel is debug, info, warn or error.
@@ -186,6 +190,7 @@ var Settings = []Setting{
 	{Key: "plugins", Default: "", Help: "drop-in plugins folder (empty: none)"},
 	{Key: "roots", Default: map[string]any{}, Help: "root name to host directory, mounted read-only (config file or --root NAME=DIR only)"},
 	{Key: plugincfg.Key, Default: map[string]any{}, Help: "values for plugins: plugin_config.ID.NAME is a string, {file: PATH} (mode 0600) or {env: VAR}; config file only, re-read on SIGHUP"},
+	{Key: "plugin_trust_policy", Default: "", Help: "trust policy FILE: the keys that must sign the plugins folder's plugins (empty: DATA/trust-policy.json if it exists, else unsigned plugins are admitted); re-read on SIGHUP"},
 	{Key: "no_builtin", Default: false, Help: "leave the bundled plugins out"},
 	{Key: "log_level", Default: "info", Help: "debug, info, warn or error"},
 	{Key: "shutdown_grace_ms", Default: 10000, Help: "how long SIGTERM waits for in-flight calls"},

@@ -265,6 +265,10 @@ func cloneDescriptor(d wire.Descriptor) wire.Descriptor {
 	}
 	d.Bounds.AllowedHosts = slices.Clone(d.Bounds.AllowedHosts)
 	d.Bounds.Roots = slices.Clone(d.Bounds.Roots)
+	if d.Signer != nil {
+		s := *d.Signer
+		d.Signer = &s
+	}
 	return d
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
+	"github.com/airlock/airlock/plugins/signing"
 )
 
 // Where a plugin folder came from.
@@ -39,11 +40,18 @@ const (
 	ReasonDescriptorInvalid = executors.ReasonDescriptorInvalid
 	ReasonModuleMissing     = "module-missing"
 	ReasonHashMismatch      = "hash-mismatch"
+	// With a trust policy (signing.Policy), a plugin of the plugins folder
+	// without plugin.sigstore.json, with one that does not verify, or
+	// signed by a key the policy does not trust for its id.
+	ReasonSignatureMissing = "signature-missing"
+	ReasonSignatureInvalid = "signature-invalid"
+	ReasonSignerNotTrusted = "signer-not-trusted"
 )
 
 // Reasons is every admission refusal reason.
 var Reasons = []string{
 	ReasonDescriptorInvalid, ReasonModuleMissing, ReasonHashMismatch,
+	ReasonSignatureMissing, ReasonSignatureInvalid, ReasonSignerNotTrusted,
 	executors.ReasonCompileFailed, executors.ReasonImportsRefused, executors.ReasonRootUnmapped,
 	executors.ReasonSchemaInvalid, executors.ReasonSchemaTooComplex, executors.ReasonABIInvalid,
 	executors.ReasonMemoryInvalid,
@@ -57,6 +65,9 @@ type Options struct {
 	Builtin fs.FS            // bundled plugin folders; nil for none
 	Logger  *slog.Logger
 	Metrics *metrics.Registry // nil counts into a private registry (metrics.OrNew)
+	// Trust is the operator's trust policy; nil admits unsigned plugins.
+	// SetTrust replaces it.
+	Trust *signing.Policy
 }
 
 // Catalog admits plugin folders into a Table and keeps them in step with
@@ -64,7 +75,8 @@ type Options struct {
 // they only read the Table.
 type Catalog struct {
 	opts      Options
-	mu        sync.Mutex // serializes Scan; guards entries and listeners
+	mu        sync.Mutex // serializes Scan; guards entries, listeners and trust
+	trust     *signing.Policy
 	entries   map[string]*entry
 	listeners []func()
 	statuses  atomic.Pointer[[]wire.PluginStatus]
@@ -93,10 +105,18 @@ func New(opts Options) (*Catalog, error) {
 	for _, r := range Reasons { // at zero from the first scrape
 		opts.Metrics.PluginAdmissionErr.WithLabelValues(r)
 	}
-	c := &Catalog{opts: opts, entries: map[string]*entry{}}
+	c := &Catalog{opts: opts, entries: map[string]*entry{}, trust: opts.Trust}
 	c.abandon, c.abandoned = context.WithCancel(context.Background())
 	c.statuses.Store(&[]wire.PluginStatus{})
 	return c, nil
+}
+
+// SetTrust replaces the trust policy (nil: none) for the scans to come;
+// a scan after a change checks every plugin again.
+func (c *Catalog) SetTrust(p *signing.Policy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trust = p
 }
 
 // OnChange registers fn to run after every scan that changed what is
@@ -180,18 +200,24 @@ func (c *Catalog) folders() map[string]source {
 // the last scan, and reports whether what is admitted changed.
 func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 	fp := fingerprint(src.fsys, id)
+	if c.trust != nil {
+		fp += "|trust:" + c.trust.Digest()
+	}
 	old := c.entries[id]
 	if old != nil && old.fingerprint == fp && old.status.Origin == src.origin {
 		return false
 	}
 	e := &entry{fingerprint: fp, status: wire.PluginStatus{ID: id, Origin: src.origin}}
-	prog, m, err := c.admit(ctx, id, src.fsys)
+	prog, m, signer, err := c.admit(ctx, id, src)
 	e.status.Version = m.Version
 	if src.origin == OriginPlugins {
 		var serr error
 		if e.status.Source, serr = ReadSource(src.fsys, id); serr != nil {
 			c.opts.Logger.Warn("plugin source record unreadable; no source shown", "plugin", id, "err", serr)
 		}
+	}
+	if err == nil {
+		e.status.Signer = signer
 	}
 	if err != nil {
 		e.status.Reason, e.status.Detail = Reason(err), err.Error()
@@ -202,7 +228,8 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 		if prev := c.opts.Table.Put(prog); prev != nil && (old == nil || prev != old.program) {
 			c.closeLater(prev)
 		}
-		c.opts.Logger.Info("plugin admitted", "plugin", id, "origin", src.origin, "version", m.Version, "tools", len(m.Tools))
+		c.opts.Logger.Info("plugin admitted", "plugin", id, "origin", src.origin, "version", m.Version, "tools", len(m.Tools),
+			"signer", signer.String())
 	}
 	if old != nil && old.program != nil {
 		if e.program == nil {
@@ -215,13 +242,25 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 }
 
 // admit reads, checks and loads one folder, which must declare its own
-// name as id.
-func (c *Catalog) admit(ctx context.Context, id string, fsys fs.FS) (*executors.Program, Manifest, error) {
-	prog, m, err := LoadFolder(ctx, c.opts.Runtime, fsys, id, id)
+// name as id: as LoadFolder does, with its signature checked between the
+// reading and the loading, so that a plugin the trust policy refuses is
+// never compiled.
+func (c *Catalog) admit(ctx context.Context, id string, src source) (*executors.Program, Manifest, *wire.Signer, error) {
+	m, module, err := ReadFolder(src.fsys, id, id)
+	if err != nil {
+		return nil, m, nil, err
+	}
+	signer, err := c.signature(src, id, m)
+	if err != nil {
+		return nil, m, nil, err
+	}
+	d := m.Descriptor()
+	d.Signer = signer
+	prog, err := load(ctx, c.opts.Runtime, m, d, module)
 	if err == nil {
 		checkConfig(c.opts.Logger, id, prog.ConfigNames(), c.opts.Runtime.PluginConfig())
 	}
-	return prog, m, err
+	return prog, m, signer, err
 }
 
 // LoadFolder reads the plugin folder dir of fsys ("." for fsys itself)
@@ -281,10 +320,16 @@ func readFolder(fsys fs.FS, dir, id string) (Manifest, []byte, []byte, error) {
 // descriptor (compiling it and checking its imports, style, memory,
 // schemas and roots).
 func Admit(ctx context.Context, rt *executors.Runtime, m Manifest, module []byte) (*executors.Program, error) {
+	return load(ctx, rt, m, m.Descriptor(), module)
+}
+
+// load is Admit for d, m's descriptor with what the catalog adds (the
+// signer).
+func load(ctx context.Context, rt *executors.Runtime, m Manifest, d wire.Descriptor, module []byte) (*executors.Program, error) {
 	if err := checkHash(m, module); err != nil {
 		return nil, err
 	}
-	return rt.Load(ctx, m.Descriptor(), module, executors.WithConfig(m.Config), executors.WithModuleHash(m.SHA256))
+	return rt.Load(ctx, d, module, executors.WithConfig(m.Config), executors.WithModuleHash(m.SHA256))
 }
 
 // checkHash refuses a module whose SHA-256 is not m's sha256.
@@ -419,6 +464,10 @@ func fingerprint(fsys fs.FS, id string) string {
 		return "unreadable:" + err.Error()
 	}
 	h.Write(data)
+	if sig, err := filecheck.Read(fsys, id+"/"+signing.BundleName, signing.MaxBundleBytes); err == nil {
+		h.Write([]byte("|sig|"))
+		h.Write(sig)
+	}
 	if m, err := ParseManifest(data); err == nil {
 		if info, err := fs.Stat(fsys, id+"/"+m.Module); err == nil {
 			fmt.Fprintf(h, "|%d|%d", info.Size(), info.ModTime().UnixNano())
@@ -441,6 +490,16 @@ func (e *admissionRefusal) Error() string { return e.err.Error() }
 func (e *admissionRefusal) Unwrap() error { return e.err }
 
 func refusal(reason string, err error) error { return &admissionRefusal{reason, err} }
+
+// Refused reports the catalog-level reason of err (ReadFolder's,
+// Admit's hash check, a signature's) and whether it is one.
+func Refused(err error) (string, bool) {
+	var r *admissionRefusal
+	if errors.As(err, &r) {
+		return r.reason, true
+	}
+	return "", false
+}
 
 // Reason maps an admission error of LoadFolder or Admit onto the closed
 // set of Reasons.

@@ -124,6 +124,21 @@ func (m Manifest) Descriptor() wire.Descriptor {
 	return wire.Descriptor{DescriptorID: m.ID, Tools: m.Tools, Bounds: m.Bounds}
 }
 
+// Payload is what a plugin's signature signs: the manifest in canonical
+// JSON (wire.Canonical: keys sorted, no insignificant white space), so
+// that it binds every field and, through sha256, the module, whatever the
+// key order or layout of plugin.json. "$schema" is not part of it (the
+// broker ignores it). It is the one definition of the payload: `airlock
+// plugin digest` prints it, `airlock plugin sign` signs it, the catalog
+// verifies it.
+func (m Manifest) Payload() ([]byte, error) {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Canonical(data)
+}
+
 // HashModule is the hex SHA-256 a manifest's sha256 must equal.
 func HashModule(module []byte) string {
 	sum := sha256.Sum256(module)

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors"
 	"github.com/airlock/airlock/metrics"
 	"github.com/airlock/airlock/plugins/bundled"
+	"github.com/airlock/airlock/plugins/signing"
 )
 
 // Executors are one command's local tools: the wazero runtime, the table
@@ -32,6 +34,10 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *met
 	if err := CheckData(cfg, false, logger); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
+	trust, err := TrustPolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
 	rt, err := executors.NewRuntime(ctx, RuntimeConfig(cfg, logger))
 	if err != nil {
 		return nil, fmt.Errorf("plugins: executors: %w", err)
@@ -41,7 +47,7 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *met
 		builtin = bundled.Plugins()
 	}
 	e := &Executors{Runtime: rt, Table: executors.NewTable(), cfg: cfg, logger: logger}
-	e.Catalog, err = New(Options{Runtime: rt, Table: e.Table, Dir: cfg.Plugins, Builtin: builtin, Logger: logger, Metrics: reg})
+	e.Catalog, err = New(Options{Runtime: rt, Table: e.Table, Dir: cfg.Plugins, Builtin: builtin, Logger: logger, Metrics: reg, Trust: trust})
 	if err != nil {
 		_ = rt.Close(ctx)
 		return nil, err
@@ -69,8 +75,33 @@ func (e *Executors) Reload(ctx context.Context) {
 		e.Runtime.SetPluginConfig(v)
 		e.logger.Info("plugin config reloaded", "plugins", len(v.Plugins()))
 	}
+	if trust, err := TrustPolicy(e.cfg); err != nil {
+		e.logger.Error("trust policy not reloaded; the policy read before stays", "err", err)
+	} else {
+		e.Catalog.SetTrust(trust)
+		e.logger.Info("trust policy reloaded", "file", trustFile(trust))
+	}
 	e.Catalog.Scan(ctx)
 	e.Catalog.CheckConfig()
+}
+
+// TrustPolicy reads the trust policy of cfg: the file plugin_trust_policy
+// names (which must exist), else DATA/trust-policy.json when it exists,
+// else none (nil). A policy that cannot be used is an error naming the
+// file, the place and the fix (signing.ErrPolicy).
+func TrustPolicy(cfg *config.Config) (*signing.Policy, error) {
+	if cfg.PluginTrustPolicy != "" {
+		return signing.ReadPolicy(cfg.PluginTrustPolicy, false)
+	}
+	return signing.ReadPolicy(filepath.Join(cfg.Data, signing.PolicyName), true)
+}
+
+// trustFile names a policy in the log ("" for none).
+func trustFile(p *signing.Policy) string {
+	if p == nil {
+		return ""
+	}
+	return p.File()
 }
 
 // RuntimeConfig is the executors' configuration from the broker's: the

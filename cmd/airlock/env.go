@@ -65,7 +65,7 @@ func newEnvCmd() *cobra.Command {
 			return env(cfg, bearer, from, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	sf = addSettingsFlags(c.Flags(), "broker", "plugins", "root", "data", "log-level")
+	sf = addSettingsFlags(c.Flags(), "broker", "plugins", "trust-policy", "root", "data", "log-level")
 	bearerFile = addSecretFlag(c.Flags(), secret.Bearer)
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
 
 	"github.com/airlock/airlock/plugins"
+	"github.com/airlock/airlock/plugins/signing"
 )
 
 // The exit codes of every command: this table is the one place they are
@@ -73,7 +74,7 @@ func exitSilently(code int) error { return &exitError{code: code} }
 // is a setting (a --plugins folder removed after checkSettingPaths found
 // it), 1 otherwise.
 func startFailed(err error) error {
-	if errors.Is(err, plugins.ErrNoPluginsDir) {
+	if errors.Is(err, plugins.ErrNoPluginsDir) || errors.Is(err, signing.ErrPolicy) {
 		return exitSilently(exitUsage)
 	}
 	return exitSilently(exitFailed)

@@ -63,7 +63,7 @@ func newMCPCmd() *cobra.Command {
 			return nil
 		},
 	}
-	sf = addSettingsFlags(c.Flags(), "data", "plugins", "root", "no-builtin", "log-level")
+	sf = addSettingsFlags(c.Flags(), "data", "plugins", "trust-policy", "root", "no-builtin", "log-level")
 	b = addBrokerFlags(c.Flags(), "without it, an embedded broker")
 	return c
 }

@@ -1,6 +1,10 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/airlock/airlock/plugins/signing"
+)
 
 func init() { register(newPluginCmd) }
 
@@ -14,7 +18,11 @@ func registerPlugin(newCmd func() *cobra.Command) { pluginSubs = append(pluginSu
 func newPluginCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plugin",
-		Short: "work on plugin folders: plugin push DIR REF | plugin pull REF --install DIR",
+		Short: "work on plugin folders: keygen NAME | digest DIR | sign DIR --key KEY | push DIR REF | pull REF --install DIR",
+		Long: "A plugin's signature (" + signing.BundleName + " beside plugin.json, a Sigstore bundle)\n" +
+			"signs its payload: plugin.json in canonical JSON, which pins the module's SHA-256.\n" +
+			"With a trust policy, a broker admits only plugins signed by a key it trusts for their id.\n" +
+			"push and pull move plugin folders through any OCI registry, signature included.",
 	}
 	groupCommand(c)
 	for _, newCmd := range pluginSubs {

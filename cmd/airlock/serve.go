@@ -68,7 +68,7 @@ func newServeCmd() *cobra.Command {
 			return serve(cfg, token, logger, cmd.OutOrStdout(), nil)
 		},
 	}
-	sf = addSettingsFlags(c.Flags(), "listen", "metrics-listen", "listen-unix", "data", "plugins", "root", "no-builtin", "standalone", "log-level", "token-file")
+	sf = addSettingsFlags(c.Flags(), "listen", "metrics-listen", "listen-unix", "data", "plugins", "trust-policy", "root", "no-builtin", "standalone", "log-level", "token-file")
 	prof = addProfileFlag(c.Flags())
 	return c
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/config/secret"
 	"github.com/airlock/airlock/plugins"
+	"github.com/airlock/airlock/plugins/signing"
 )
 
 // settingsFlags are the flags shared by serve, env, mcp, tools, pair and
@@ -44,6 +45,8 @@ func addSettingsFlags(fs *pflag.FlagSet, names ...string) *settingsFlags {
 			str("data", "data", "data `DIR`: pairings and compilation cache (default "+config.DefaultDataDir()+")")
 		case "plugins":
 			str("plugins", "plugins", "drop-in plugins `DIR`")
+		case "trust-policy":
+			str("trust-policy", "plugin_trust_policy", "trust policy `FILE`: the keys the plugins folder's plugins must be signed by (default DATA/"+signing.PolicyName+" when it exists)")
 		case "root":
 			fs.Var(s.roots, "root", "map a root: `NAME=DIR` (repeatable), mounted read-only")
 		case "no-builtin":
@@ -139,14 +142,14 @@ func (s *settingsFlags) given(name string) bool { return s.fs.Changed(name) }
 // for its help: a key, or a section ending in "." (every key under it).
 var (
 	// serveSettings are all but airlock env's own.
-	serveSettings = []string{"listen", "metrics_listen", "listen_unix", "data", "plugins", "roots", "plugin_config", "no_builtin", "log_level",
+	serveSettings = []string{"listen", "metrics_listen", "listen_unix", "data", "plugins", "plugin_trust_policy", "roots", "plugin_config", "no_builtin", "log_level",
 		"shutdown_grace_ms", "standalone", "http.", "local.", "channel.", "exec.", "mcp."}
 	// mcpSettings are an embedded broker's that never listens: its tools
 	// and their executors.
-	mcpSettings = []string{"data", "plugins", "roots", "plugin_config", "no_builtin", "log_level", "shutdown_grace_ms", "exec."}
+	mcpSettings = []string{"data", "plugins", "plugin_trust_policy", "roots", "plugin_config", "no_builtin", "log_level", "shutdown_grace_ms", "exec."}
 	// envSettings are an environment's: its tools, its executors and its
 	// connection to the broker (it never admits the bundled plugins).
-	envSettings = []string{"data", "plugins", "roots", "plugin_config", "log_level", "shutdown_grace_ms",
+	envSettings = []string{"data", "plugins", "plugin_trust_policy", "roots", "plugin_config", "log_level", "shutdown_grace_ms",
 		"channel.max_inflight", "exec.", "env."}
 )
 

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +19,7 @@ import (
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/plugins"
+	"github.com/airlock/airlock/plugins/signing"
 )
 
 func init() { register(newToolsCmd) }
@@ -62,7 +65,7 @@ func newToolsCmd() *cobra.Command {
 				if err := checkData(cfg, true, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
-				if ds, sts, err = toolsOffline(ctx, cfg); errors.Is(err, plugins.ErrNoPluginsDir) {
+				if ds, sts, err = toolsOffline(ctx, cfg); errors.Is(err, plugins.ErrNoPluginsDir) || errors.Is(err, signing.ErrPolicy) {
 					return configErr(err)
 				} else if err != nil {
 					return err
@@ -82,7 +85,7 @@ func newToolsCmd() *cobra.Command {
 			return nil
 		},
 	}
-	sf = addSettingsFlags(c.Flags(), "plugins", "root", "no-builtin", "data")
+	sf = addSettingsFlags(c.Flags(), "plugins", "trust-policy", "root", "no-builtin", "data")
 	b = addBrokerFlags(c.Flags(), "the default, "+defaultBroker+", unless --plugins is given")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&builtin, "builtin", false, "with --plugins, judge the bundled plugins too")
@@ -126,16 +129,25 @@ func printable(s string) string {
 
 func printTools(w io.Writer, ds []wire.Descriptor, sts []wire.PluginStatus) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DESCRIPTOR\tEXECUTOR\tTOOLS\tBOUNDS")
+	signed := slices.ContainsFunc(ds, func(d wire.Descriptor) bool { return d.Signer != nil })
+	header := "DESCRIPTOR\tEXECUTOR\tTOOLS\tBOUNDS"
+	if signed {
+		header += "\tSIGNER"
+	}
+	fmt.Fprintln(tw, header)
 	for _, d := range ds {
 		var names []string
 		for _, t := range d.Tools {
 			names = append(names, t.Name)
 		}
 		b := d.Bounds
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%dms %dMiB out≤%dB fetch≤%d hosts=[%s] roots=[%s]\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%dms %dMiB out≤%dB fetch≤%d hosts=[%s] roots=[%s]",
 			d.DescriptorID, d.Executor, strings.Join(names, ","), b.TimeoutMs, b.MemoryMiB, b.MaxOutputBytes,
 			b.MaxRequests, strings.Join(b.AllowedHosts, ","), strings.Join(b.Roots, ","))
+		if signed {
+			fmt.Fprintf(tw, "\t%s", cmp.Or(d.Signer.String(), "-"))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	printSources(w, sts)

@@ -38,13 +38,17 @@ type Bounds struct {
 // broker when it lists descriptors and is empty in a catalog. SHA256 is
 // the hex SHA-256 of a local plugin's module, which the broker checked
 // against plugin.json before it admitted it; it is empty for a peer's
-// descriptor (the broker never saw that module) and in a catalog.
+// descriptor (the broker never saw that module) and in a catalog. Signer
+// is set by the catalog that admitted a signed plugin (PROTOCOL section
+// 8.5) and, like Executor, is not part of a channel catalog
+// (CatalogFrame, ParseCatalog).
 type Descriptor struct {
-	DescriptorID string `json:"descriptorId"`
-	Executor     string `json:"executor,omitempty"`
-	SHA256       string `json:"sha256,omitempty"`
-	Tools        []Tool `json:"tools"`
-	Bounds       Bounds `json:"bounds"`
+	DescriptorID string  `json:"descriptorId"`
+	Executor     string  `json:"executor,omitempty"`
+	SHA256       string  `json:"sha256,omitempty"`
+	Tools        []Tool  `json:"tools"`
+	Bounds       Bounds  `json:"bounds"`
+	Signer       *Signer `json:"signer,omitempty"`
 }
 
 // Limits on descriptors. They bound what an operator can ask of the broker,

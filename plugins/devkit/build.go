@@ -48,6 +48,9 @@ type Built struct {
 	Size     int
 	Style    Style
 	Compiler string // "go" or "tinygo"
+	// Signature is the plugin's signature bundle (plugins.SignFolder),
+	// which Install copies beside it; nil for none.
+	Signature []byte
 }
 
 // Build compiles the Go project in dir to the WASI module its plugin.json
@@ -262,5 +265,5 @@ func Install(b Built, pluginsDir string) error {
 	if err := os.MkdirAll(pluginsDir, 0o755); err != nil {
 		return err
 	}
-	return plugins.WriteFolder(pluginsDir, b.Manifest, module)
+	return plugins.WriteSignedFolder(pluginsDir, b.Manifest, module, b.Signature)
 }

@@ -58,6 +58,7 @@ func TestMetricsAnSRECanUse(t *testing.T) {
 		`airlock_tool_call_duration_seconds_count{descriptor="fx",tool="echo"}`,
 		`airlock_tool_fetch_requests_used_count{descriptor="fx"}`,
 		`airlock_plugin_admission_failures_total{reason="hash-mismatch"}`,
+		`airlock_plugin_admission_failures_total{reason="signer-not-trusted"}`,
 		`airlock_channel_calls_total{outcome="machine-unreachable",peer="machine"}`,
 		`airlock_channel_timeouts_total{peer="page"}`,
 		`airlock_channel_peers{peer="machine"}`,
