@@ -303,13 +303,16 @@ const MetaPrefix = "airlock/"
 // toolMeta is a listed tool's _meta (PROTOCOL section 11): its
 // descriptor, executor and bounds, and under MetaPrefix its executor
 // again and, for a local plugin, its module's SHA-256, which the broker
-// checked against plugin.json before it admitted it. A signer key will
-// join them (MetaPrefix + "signer") once plugins are signed.
+// checked against plugin.json before it admitted it, and a signed
+// plugin's signer ({key, verified}, PROTOCOL section 8.5).
 func toolMeta(e *entry) sdk.Meta {
 	m := sdk.Meta{"descriptorId": e.descriptor, "executor": e.executor, "bounds": e.bounds,
 		MetaPrefix + "executor": e.executor}
 	if e.sha256 != "" {
 		m[MetaPrefix+"sha256"] = e.sha256
+	}
+	if e.signer != nil {
+		m[MetaPrefix+"signer"] = e.signer
 	}
 	return m
 }

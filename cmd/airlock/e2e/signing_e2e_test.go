@@ -10,6 +10,8 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,6 +119,11 @@ func TestSignedPluginsUnderTrustPolicy(t *testing.T) {
 	code, body, _ := p.do("GET", "/v1/tools", map[string]string{"X-Tensorviz-Token": testToken}, nil)
 	if code != 200 || !strings.Contains(string(body), `"signer":{"key":"`+fp+`","verified":true}`) {
 		t.Errorf("GET /v1/tools: %d %s, want the signer", code, body)
+	}
+	// An agent sees the signer in the tool's _meta.
+	mc := connectHTTP(t, p, http.Header{"X-Tensorviz-Token": {testToken}})
+	if echo := mc.List(t)["echo"]; echo == nil || fmt.Sprint(echo.Meta["airlock/signer"]) != fmt.Sprint(map[string]any{"key": fp, "verified": true}) {
+		t.Errorf("MCP tools/list: echo %+v, want _meta airlock/signer naming %s", echo, fp)
 	}
 	code, out, _ := runCLI(t, tokenEnv(), "tools", "--broker", p.URL())
 	if code != exitcode.Refused || !strings.Contains(out, "SIGNER") || !strings.Contains(out, fp) ||
