@@ -1,0 +1,382 @@
+package receipts
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/airlock/airlock/config/datadir"
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/metrics"
+)
+
+// Fsync policies (audit.fsync).
+const (
+	// FsyncBatch syncs in the background, at most SyncInterval after a
+	// write: a crash of the broker loses nothing (every receipt is in the
+	// kernel before its answer leaves), a crash of the machine at most
+	// that interval.
+	FsyncBatch = "batch"
+	// FsyncAlways syncs each receipt before its answer leaves.
+	FsyncAlways = "always"
+)
+
+// Failure modes (audit.fail).
+const (
+	// FailOpen answers a call whose receipt could not be written, logging
+	// once per failure streak and counting it.
+	FailOpen = "open"
+	// FailClosed refuses it with audit-unavailable.
+	FailClosed = "closed"
+)
+
+// SyncInterval is how long a receipt may wait for its sync under
+// FsyncBatch.
+const SyncInterval = 100 * time.Millisecond
+
+// Options configure a Log.
+type Options struct {
+	// Dir is the folder of the log and its key: the data directory, or
+	// audit.dir.
+	Dir   string
+	Fsync string // FsyncBatch (the default) or FsyncAlways
+	// MaxFileBytes rotates File once it would grow past it; 0 never.
+	MaxFileBytes int64
+	Logger       *slog.Logger
+	Metrics      *metrics.Registry
+}
+
+// Log appends receipts to File, chained. It is safe for concurrent use;
+// appends are serialized, so seq follows the order of writing.
+type Log struct {
+	opts Options
+	key  []byte
+	m    *metrics.Registry
+
+	mu     sync.Mutex
+	root   *os.Root
+	f      *os.File
+	size   int64  // bytes of f, all complete lines
+	first  uint64 // seq of f's first record; 0 while f is empty
+	seq    uint64 // the last record written
+	prev   string // its line's hash
+	buf    []byte
+	dirty  bool
+	failed error // the failure streak's first error; nil when writing works
+
+	healthy  atomic.Bool
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// Open opens (creating them when missing) the log and its key in
+// o.Dir. A final line without its newline, which only a crash mid-write
+// leaves, is cut off (logged with its length), and the chain continues
+// from the last complete record, in File or, when File is empty, in the
+// newest rotated file.
+func Open(o Options) (*Log, error) {
+	switch o.Fsync {
+	case "":
+		o.Fsync = FsyncBatch
+	case FsyncBatch, FsyncAlways:
+	default:
+		return nil, fmt.Errorf("%w: fsync %q", ErrSetting, o.Fsync)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	root, err := datadir.Open(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{opts: o, root: root, m: metrics.OrNew(o.Metrics), seq: 0, prev: Genesis}
+	if l.key, err = loadKey(root); err != nil {
+		root.Close()
+		return nil, err
+	}
+	if err := l.resume(); err != nil {
+		root.Close()
+		return nil, err
+	}
+	l.healthy.Store(true)
+	if o.Fsync == FsyncBatch {
+		l.stop, l.done = make(chan struct{}), make(chan struct{})
+		go l.syncLoop()
+	}
+	return l, nil
+}
+
+// resume opens File and finds where the chain stands.
+func (l *Log) resume() error {
+	f, err := datadir.OpenOrCreate(l.root, File)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	last, clean, err := tail(f, fi.Size())
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", File, err)
+	}
+	if torn := fi.Size() - clean; torn > 0 {
+		if err := f.Truncate(clean); err != nil {
+			f.Close()
+			return err
+		}
+		l.opts.Logger.Warn("receipts: a torn final record was cut", "file", File, "bytes", torn)
+	}
+	l.f, l.size = f, clean
+	if last == nil {
+		last, err = l.lastRotated()
+		if err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if last != nil {
+		var h head
+		if err := jsonUnmarshal(last, &h); err != nil || h.Seq == nil {
+			f.Close()
+			return fmt.Errorf("%w: the last record cannot be read", ErrBroken)
+		}
+		l.seq, l.prev = *h.Seq, lineHash(last)
+		if l.size > 0 {
+			l.first = l.firstSeq()
+		}
+	}
+	return nil
+}
+
+// lastRotated is the last line of the newest rotated file, nil when there
+// is none.
+func (l *Log) lastRotated() ([]byte, error) {
+	names, err := Files(l.opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		f, err := os.Open(names[i])
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		var last []byte
+		if err == nil {
+			last, _, err = tail(f, fi.Size())
+		}
+		f.Close()
+		if err != nil || last != nil {
+			return last, err
+		}
+	}
+	return nil, nil
+}
+
+// firstSeq reads the seq of File's first record (for its rotated name).
+func (l *Log) firstSeq() uint64 {
+	buf := make([]byte, min(l.size, MaxLineBytes+1))
+	n, _ := l.f.ReadAt(buf, 0)
+	var h head
+	for i, b := range buf[:n] {
+		if b == '\n' {
+			if jsonUnmarshal(buf[:i], &h) == nil && h.Seq != nil {
+				return *h.Seq
+			}
+			break
+		}
+	}
+	return l.seq // unreadable: the name still sorts after every older file
+}
+
+// Healthy reports whether the last write succeeded.
+func (l *Log) Healthy() bool { return l.healthy.Load() }
+
+// Args is the HMAC of a call's arguments under the log's key.
+func (l *Log) Args(args []byte) string { return argsHMAC(l.key, args) }
+
+// BoundsDigest is the hex SHA-256 of the canonical bounds.
+func BoundsDigest(b wire.Bounds) string {
+	sum := sha256.Sum256(b.Canonical())
+	return hex.EncodeToString(sum[:])
+}
+
+// Append writes r as the next record, stamping its seq, prev and (when
+// zero) time. It returns when the line is in the file (and synced, under
+// FsyncAlways); an error wraps ErrUnavailable, and the chain is as if r
+// had not been offered.
+func (l *Log) Append(r Record) error {
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.append(&r)
+	if err != nil {
+		l.m.ReceiptFailures.Inc()
+		if l.failed == nil {
+			l.failed = err
+			l.healthy.Store(false)
+			l.opts.Logger.Error("receipts: a receipt could not be written; retrying at each receipt", "err", err)
+		}
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if l.failed != nil {
+		l.opts.Logger.Info("receipts: writing works again", "seq", r.Seq)
+		l.failed = nil
+		l.healthy.Store(true)
+	}
+	return nil
+}
+
+func (l *Log) append(r *Record) error {
+	if l.root == nil {
+		return errors.New("the log is closed")
+	}
+	if err := l.check(); err != nil {
+		return err
+	}
+	r.Seq, r.Prev = l.seq+1, l.prev
+	line, err := marshal(r)
+	if err != nil {
+		return err
+	}
+	if l.opts.MaxFileBytes > 0 && l.size > 0 && l.size+int64(len(line))+1 > l.opts.MaxFileBytes {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	l.buf = append(append(l.buf[:0], line...), '\n')
+	n, err := l.f.WriteAt(l.buf, l.size)
+	if err == nil && l.opts.Fsync == FsyncAlways {
+		err = l.f.Sync()
+	}
+	if err != nil {
+		if n > 0 { // a torn line would break the chain: take it back
+			_ = l.f.Truncate(l.size)
+		}
+		return err
+	}
+	if l.size == 0 {
+		l.first = r.Seq
+	}
+	l.size += int64(n)
+	l.seq, l.prev = r.Seq, lineHash(line)
+	l.dirty = true
+	l.m.ReceiptsWritten.Inc()
+	l.m.ReceiptBytes.Add(float64(n))
+	return nil
+}
+
+// check makes sure the open file is still File: one removed (or replaced)
+// under the broker would take receipts nobody can read, so it is opened
+// anew at File, whose chain then shows the records lost with it.
+func (l *Log) check() error {
+	if l.f != nil {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(int(l.f.Fd()), &st); err == nil && st.Nlink > 0 {
+			return nil
+		}
+		l.f.Close()
+		l.f, l.size, l.first = nil, 0, 0
+	}
+	f, err := datadir.OpenOrCreate(l.root, File)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	l.f, l.size = f, fi.Size()
+	if l.size > 0 {
+		l.first = l.firstSeq()
+	}
+	return nil
+}
+
+// rotate renames File after its first record's seq and starts a new one.
+func (l *Log) rotate() error {
+	if err := l.f.Sync(); err != nil {
+		return err
+	}
+	name := rotatedName(l.first)
+	if _, err := l.root.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("rotate: %s exists", name)
+	}
+	if err := l.root.Rename(File, name); err != nil {
+		return err
+	}
+	l.f.Close()
+	l.f, l.size, l.first = nil, 0, 0
+	f, err := datadir.OpenOrCreate(l.root, File)
+	if err != nil {
+		return err
+	}
+	l.f = f
+	if d, err := l.root.Open("."); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// syncLoop syncs what was written, every SyncInterval (FsyncBatch).
+func (l *Log) syncLoop() {
+	defer close(l.done)
+	t := time.NewTicker(SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.sync()
+		}
+	}
+}
+
+func (l *Log) sync() {
+	l.mu.Lock()
+	f := l.f
+	dirty := l.dirty
+	l.dirty = false
+	l.mu.Unlock()
+	if dirty && f != nil {
+		_ = f.Sync() // a file closed since (rotated: synced first) says so harmlessly
+	}
+}
+
+// Close syncs and closes the log; later appends fail. It may be called
+// more than once.
+func (l *Log) Close() error {
+	if l.stop != nil {
+		l.stopOnce.Do(func() { close(l.stop) })
+		<-l.done
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err error
+	if l.f != nil {
+		err = errors.Join(l.f.Sync(), l.f.Close())
+		l.f = nil
+	}
+	if l.root != nil {
+		err = errors.Join(err, l.root.Close())
+		l.root = nil
+	}
+	return err
+}
