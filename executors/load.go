@@ -50,6 +50,9 @@ type Program struct {
 	log    *slog.Logger
 	// config is the names the descriptor lets config_get read.
 	config map[string]bool
+	// module is the module's hex SHA-256 as its manifest declares it
+	// (checked by the catalog before loading); "" when not given.
+	module string
 
 	life lifecycle
 
@@ -58,6 +61,15 @@ type Program struct {
 	// inject a panic.
 	testHook func(stage string)
 }
+
+// WithModuleSHA256 records the module's hex SHA-256 (plugin.json's
+// sha256, which the catalog checked), for the receipts of its calls.
+func WithModuleSHA256(sum string) LoadOption {
+	return func(p *Program) error { p.module = sum; return nil }
+}
+
+// ModuleSHA256 is the module's hex SHA-256 given at Load; "" when none was.
+func (p *Program) ModuleSHA256() string { return p.module }
 
 // LoadOption adds to what Load admits beyond the wire descriptor.
 type LoadOption func(*Program) error

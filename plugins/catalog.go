@@ -262,7 +262,7 @@ func Admit(ctx context.Context, rt *executors.Runtime, m Manifest, module []byte
 	if HashModule(module) != m.SHA256 {
 		return nil, refusal(ReasonHashMismatch, errors.New("the module's SHA-256 does not match plugin.json"))
 	}
-	return rt.Load(ctx, m.Descriptor(), module, executors.WithConfig(m.Config))
+	return rt.Load(ctx, m.Descriptor(), module, executors.WithConfig(m.Config), executors.WithModuleSHA256(m.SHA256))
 }
 
 // checkConfig tells the operator, by name only, which values a plugin

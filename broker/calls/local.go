@@ -14,7 +14,7 @@ func (l Local) Lookup(id string) (Route, bool) {
 	if !ok {
 		return Route{}, false
 	}
-	return Route{Descriptor: p.Admitted(), Executor: LocalExecutor, To: p}, true
+	return Route{Descriptor: p.Admitted(), Executor: LocalExecutor, To: p, Module: p.ModuleSHA256()}, true
 }
 
 // Routes lists what the local executors admitted.
@@ -22,7 +22,7 @@ func (l Local) Routes() []Route {
 	ps := l.Table.Programs()
 	out := make([]Route, len(ps))
 	for i, p := range ps {
-		out[i] = Route{Descriptor: p.Admitted(), Executor: LocalExecutor, To: p}
+		out[i] = Route{Descriptor: p.Admitted(), Executor: LocalExecutor, To: p, Module: p.ModuleSHA256()}
 	}
 	return out
 }

@@ -204,6 +204,22 @@ func (l *Log) firstSeq() uint64 {
 // Healthy reports whether the last write succeeded.
 func (l *Log) Healthy() bool { return l.healthy.Load() }
 
+// Ready reports whether a receipt can be expected to be written: the last
+// write succeeded, or, in a failure streak, File can be opened again. A
+// caller that refuses a call when it is not ready counts it (Unwritten).
+func (l *Log) Ready() bool {
+	if l.healthy.Load() {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.root != nil && l.check() == nil
+}
+
+// Unwritten counts a receipt that was not attempted because the log was
+// not ready.
+func (l *Log) Unwritten() { l.m.ReceiptFailures.Inc() }
+
 // Args is the HMAC of a call's arguments under the log's key.
 func (l *Log) Args(args []byte) string { return argsHMAC(l.key, args) }
 
