@@ -1,0 +1,256 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
+	"github.com/airlock/airlock/executors/wire"
+)
+
+// receiptsOf reads every receipt of the data directory dir (every file,
+// whole lines only), keyed by callId.
+func receiptsOf(t *testing.T, dir string) map[string]map[string]any {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "receipts*.jsonl"))
+	out := map[string]map[string]any{}
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var r map[string]any
+			if json.Unmarshal(sc.Bytes(), &r) == nil {
+				if id, ok := r["callId"].(string); ok {
+					out[id] = r
+				}
+			}
+		}
+		f.Close()
+	}
+	return out
+}
+
+// readNotesCall is a read_notes call envelope with its own callId.
+func readNotesCall(id string, bounds json.RawMessage) string {
+	return fmt.Sprintf(`{"v":1,"callId":%q,"tool":"read_notes","descriptorId":"notes","args":{"path":"a.md"},"boundsEcho":%s}`, id, bounds)
+}
+
+// TestReceiptsSurviveSIGKILL: a broker with audit.fsync always, killed
+// with SIGKILL while callers on several goroutines call, leaves a log
+// that `airlock audit verify` accepts and that holds a receipt of every
+// call a caller saw answered; the next broker continues the chain.
+func TestReceiptsSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
+	data, notes := t.TempDir(), notesRoot(t)
+	seen := map[string]bool{}
+	for round := range 10 {
+		p := startServe(t, procOptions{Args: []string{"--data", data, "--root", "notes=" + notes},
+			Env: append(tokenEnv(), "AIRLOCK_AUDIT_FSYNC=always"), Secrets: []string{testToken}})
+		bounds := notesBounds(t, p)
+		killAfter := int64(3 + 5*round) // answered calls before the kill
+		var answered atomic.Int64
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		killed := make(chan struct{})
+		var once sync.Once
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					id := fmt.Sprintf("r%d-g%d-%d", round, g, i)
+					a, err := tryPostCall(p, readNotesCall(id, bounds))
+					if err != nil {
+						return // the broker is gone
+					}
+					if !a.OK {
+						t.Errorf("%s: %+v", id, a)
+						return
+					}
+					mu.Lock()
+					seen[id] = true
+					mu.Unlock()
+					if answered.Add(1) >= killAfter {
+						once.Do(func() { p.Kill(); close(killed) })
+					}
+					select {
+					case <-killed:
+						return
+					default:
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		once.Do(func() { p.Kill() })
+		code, stdout, stderr := runCLI(t, nil, "audit", "verify", "--data", data)
+		if code != exitcode.OK || !strings.HasPrefix(stdout, "ok: ") && !strings.HasPrefix(stdout, "note: ") {
+			t.Fatalf("round %d: audit verify exited %d: %s%s", round, code, stdout, stderr)
+		}
+		got := receiptsOf(t, data)
+		for id := range seen {
+			r, ok := got[id]
+			if !ok {
+				t.Fatalf("round %d: call %s was answered but has no receipt", round, id)
+			}
+			if r["door"] != "v1" || r["outcome"] != "ok" || r["executor"] != "local" || r["tool"] != "read_notes" {
+				t.Fatalf("round %d: receipt of %s: %v", round, id, r)
+			}
+		}
+	}
+	if len(seen) < 10*3 {
+		t.Fatalf("only %d calls answered", len(seen))
+	}
+}
+
+// TestReceiptsHoldNoArguments: a receipt names the door, executor,
+// module and outcome, keeps the arguments only as an HMAC, and `audit
+// tail` prints it.
+func TestReceiptsHoldNoArguments(t *testing.T) {
+	t.Parallel()
+	data, notes := t.TempDir(), notesRoot(t)
+	p := startServe(t, procOptions{Args: []string{"--data", data, "--root", "notes=" + notes}, Env: tokenEnv(), Secrets: []string{testToken}})
+	bounds := notesBounds(t, p)
+	const secretPath = "a.md"
+	if a, err := tryPostCall(p, readNotesCall("door-v1", bounds)); err != nil || !a.OK {
+		t.Fatalf("call: %+v %v", a, err)
+	}
+	s := openHTTPSessionAt(t, p, "2025-11-25")
+	if status, body, _ := s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_notes","arguments":{"path":"a.md"}}}`); status != 200 {
+		t.Fatalf("tools/call: %d %s", status, body)
+	}
+	p.Stop()
+	raw, _ := os.ReadFile(filepath.Join(data, "receipts.jsonl"))
+	if strings.Contains(string(raw), secretPath) || strings.Contains(string(raw), testToken) {
+		t.Fatalf("a receipt holds an argument or the token:\n%s", raw)
+	}
+	got := receiptsOf(t, data)
+	v1 := got["door-v1"]
+	if v1 == nil || len(v1["argsHmac"].(string)) != 64 || len(v1["module"].(string)) != 64 || len(v1["bounds"].(string)) != 64 {
+		t.Fatalf("the v1 receipt: %v", v1)
+	}
+	doors := map[string]int{}
+	for _, r := range got {
+		doors[r["door"].(string)]++
+		if r["argsHmac"] != v1["argsHmac"] {
+			t.Errorf("the same args, another HMAC: %v", r)
+		}
+	}
+	if doors["v1"] != 1 || doors["mcp-http"] != 1 {
+		t.Fatalf("doors %v", doors)
+	}
+	code, stdout, stderr := runCLI(t, nil, "audit", "tail", "-n", "1", "--data", data)
+	if code != 0 || !strings.Contains(stdout, " call mcp-http local notes/read_notes ") || strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("audit tail: %d %q %s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI(t, nil, "audit", "tail", "--json", "--data", data)
+	if code != 0 || strings.Count(stdout, "\n") != 2 || !strings.HasPrefix(stdout, `{"seq":1,"prev":"0000`) {
+		t.Fatalf("audit tail --json: %d %q", code, stdout)
+	}
+}
+
+// TestReceiptsMCPStdioDoor: `airlock mcp` writes receipts of its calls
+// with door mcp-stdio.
+func TestReceiptsMCPStdioDoor(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	c := startMCP(t, nil, "--root", "notes="+notesRoot(t), "--data", data)
+	if res := c.Call(t, "read_notes", map[string]any{"path": "a.md"}); res.IsError {
+		t.Fatalf("read_notes: %+v", res)
+	}
+	for _, r := range receiptsOf(t, data) {
+		if r["door"] != "mcp-stdio" || r["outcome"] != "ok" {
+			t.Fatalf("receipt %v", r)
+		}
+		return
+	}
+	t.Fatal("no receipt")
+}
+
+// breakReceipts puts a directory where the receipt file was: writing
+// then fails for root too. restore takes it away again.
+func breakReceipts(t *testing.T, data string) (restore func()) {
+	path := filepath.Join(data, "receipts.jsonl")
+	must(t, os.Remove(path))
+	must(t, os.Mkdir(path, 0o700))
+	return func() { must(t, os.Remove(path)) }
+}
+
+// TestReceiptsFailClosed: with audit.fail closed, a call whose receipt
+// cannot be written is refused audit-unavailable until writing works
+// again; verify then names the records lost with the removed file.
+func TestReceiptsFailClosed(t *testing.T) {
+	t.Parallel()
+	data, notes := t.TempDir(), notesRoot(t)
+	p := startServe(t, procOptions{Args: []string{"--data", data, "--root", "notes=" + notes},
+		Env: append(tokenEnv(), "AIRLOCK_AUDIT_FAIL=closed"), Secrets: []string{testToken}})
+	bounds := notesBounds(t, p)
+	call := func(id string) wire.Answer {
+		a, err := tryPostCall(p, readNotesCall(id, bounds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if a := call("before"); !a.OK {
+		t.Fatalf("before: %+v", a)
+	}
+	restore := breakReceipts(t, data)
+	for _, id := range []string{"broken-1", "broken-2"} {
+		if a := call(id); a.OK || a.Refused != wire.AuditUnavailable || a.CallID != id {
+			t.Fatalf("%s: %+v", id, a)
+		}
+	}
+	restore()
+	if a := call("after"); !a.OK {
+		t.Fatalf("after: %+v", a)
+	}
+	m := scrape(t, p)
+	for _, want := range []string{"airlock_receipt_failures_total 2", `airlock_tool_calls_total{descriptor="notes",outcome="audit-unavailable",tool="read_notes"} 2`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	code, stdout, stderr := runCLI(t, nil, "audit", "verify", "--data", data)
+	if code != exitcode.Refused || !strings.Contains(stderr, "receipts.jsonl:1: the chain starts at seq 2: records 1 to 1 are missing") {
+		t.Fatalf("verify after a removed file: %d %s%s", code, stdout, stderr)
+	}
+}
+
+// TestReceiptsFailOpen: by default a call whose receipt cannot be written
+// is answered; the failure is logged once per streak and counted.
+func TestReceiptsFailOpen(t *testing.T) {
+	t.Parallel()
+	data, notes := t.TempDir(), notesRoot(t)
+	p := startServe(t, procOptions{Args: []string{"--data", data, "--root", "notes=" + notes}, Env: tokenEnv(), Secrets: []string{testToken}})
+	bounds := notesBounds(t, p)
+	restore := breakReceipts(t, data)
+	for _, id := range []string{"open-1", "open-2", "open-3"} {
+		if a, err := tryPostCall(p, readNotesCall(id, bounds)); err != nil || !a.OK {
+			t.Fatalf("%s: %+v %v", id, a, err)
+		}
+	}
+	restore()
+	if a, err := tryPostCall(p, readNotesCall("open-4", bounds)); err != nil || !a.OK {
+		t.Fatalf("after: %+v %v", a, err)
+	}
+	if n := strings.Count(p.Stderr(), "receipts: a receipt could not be written"); n != 1 {
+		t.Errorf("the failure streak logged %d times:\n%s", n, p.Stderr())
+	}
+	if !strings.Contains(scrape(t, p), "airlock_receipt_failures_total 3") {
+		t.Error("failures not counted")
+	}
+	if got := receiptsOf(t, data); got["open-4"] == nil {
+		t.Error("no receipt once writing works again")
+	}
+}
