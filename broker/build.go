@@ -77,15 +77,18 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	b.Router = calls.NewRouter(o.Metrics, o.Logger, calls.Local{Table: table})
 	if log != nil {
 		b.Router.Record(log, cfg.Audit.Fail == receipts.FailClosed)
+		adm := &admissions{log: log, table: table}
+		adm.sync()
+		cat.OnChange(adm.sync)
 	}
 	components := []Component{calls.NewAPI(b.Router, o.Token, o.Metrics, func() any { return cat.Statuses() })}
 	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics,
-		StorageKey: storageKey})
+		StorageKey: storageKey, Receipts: log})
 	components = append(components, b.Sessions)
 	// The executor channel routes calls to the page and the paired
 	// environments, after the local executors (see the routing rule).
 	ch := channel.New(channel.Options{Config: cfg.Channel, Data: cfg.Data, Logger: o.Logger, Metrics: o.Metrics,
-		ViewSession: b.Sessions.ViewSession, Local: calls.Local{Table: table}, Watch: true})
+		ViewSession: b.Sessions.ViewSession, Local: calls.Local{Table: table}, Watch: true, Receipts: log})
 	b.Router.AddSource(ch)
 	b.Channel = ch
 	components = append(components, ch)

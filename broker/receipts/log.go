@@ -229,6 +229,18 @@ func BoundsDigest(b wire.Bounds) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// Event writes an admission event's record: kind, the id of its subject
+// (a plugin id, a pairing name, a session id; never a credential) and,
+// for a plugin, its module's SHA-256. A failure is logged and counted as
+// Append's are; nothing is refused for it. A nil Log records nothing, so
+// a part built without one needs no check.
+func (l *Log) Event(kind Kind, id, module string) {
+	if l == nil {
+		return
+	}
+	_ = l.Append(Record{Kind: kind, ID: id, Module: module})
+}
+
 // Append writes r as the next record, stamping its seq, prev and (when
 // zero) time. It returns when the line is in the file (and synced, under
 // FsyncAlways); an error wraps ErrUnavailable, and the chain is as if r

@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/airlock/airlock/broker/localclient"
 	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
+	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/plugins"
 )
 
 // receiptsOf reads every receipt of the data directory dir (every file,
@@ -252,5 +256,70 @@ func TestReceiptsFailOpen(t *testing.T) {
 	}
 	if got := receiptsOf(t, data); got["open-4"] == nil {
 		t.Error("no receipt once writing works again")
+	}
+}
+
+// eventsOf lists the admission events of dir's receipts as "kind id", in
+// order.
+func eventsOf(t *testing.T, dir string) []string {
+	t.Helper()
+	data, _ := os.ReadFile(filepath.Join(dir, "receipts.jsonl"))
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r struct{ Kind, ID string }
+		if json.Unmarshal([]byte(line), &r) == nil && r.Kind != "call" && r.Kind != "" {
+			out = append(out, r.Kind+" "+r.ID)
+		}
+	}
+	return out
+}
+
+// TestReceiptsAdmissionEvents: plugins admitted, admitted again and
+// retired, pairings added and removed, sessions minted and ended each get
+// a receipt naming them by id, and no credential is written.
+func TestReceiptsAdmissionEvents(t *testing.T) {
+	t.Parallel()
+	data, plugDir := t.TempDir(), t.TempDir()
+	b := wire.Bounds{TimeoutMs: 5000, MemoryMiB: 32, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fx", b, "echo"), testkit.Fixture(t, "guest.wasm")))
+	p := startServe(t, procOptions{Args: []string{"--data", data, "--plugins", plugDir, "--no-builtin"},
+		Env: []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}, Secrets: []string{sessionToken}})
+	wantEvents := func(want ...string) {
+		t.Helper()
+		testkit.Eventually(t, strings.Join(want, ", "), func() bool { return slices.Equal(eventsOf(t, data), want) })
+	}
+	wantEvents("plugin-admitted fx")
+
+	m := p.mintFor(t, localclient.MintOptions{})
+	must(t, p.client().End(tctx(t), m.WorkspaceSessionID))
+	id := m.WorkspaceSessionID
+	wantEvents("plugin-admitted fx", "session-minted "+id, "session-expired "+id)
+
+	code, bearer, stderr := runCLI(t, nil, "pair", "add", "box", "--data", data)
+	if code != 0 {
+		t.Fatalf("pair add: %d %s", code, stderr)
+	}
+	p.AddSecret(strings.TrimSpace(bearer))
+	wantEvents("plugin-admitted fx", "session-minted "+id, "session-expired "+id, "pairing-added box")
+	if code, _, stderr := runCLI(t, nil, "pair", "rm", "box", "--data", data); code != 0 {
+		t.Fatalf("pair rm: %d %s", code, stderr)
+	}
+	wantEvents("plugin-admitted fx", "session-minted "+id, "session-expired "+id, "pairing-added box", "pairing-removed box")
+
+	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fx", b, "echo", "fail"), testkit.Fixture(t, "guest.wasm")))
+	wantEvents("plugin-admitted fx", "session-minted "+id, "session-expired "+id, "pairing-added box", "pairing-removed box",
+		"plugin-readmitted fx")
+	must(t, os.RemoveAll(filepath.Join(plugDir, "fx")))
+	wantEvents("plugin-admitted fx", "session-minted "+id, "session-expired "+id, "pairing-added box", "pairing-removed box",
+		"plugin-readmitted fx", "plugin-retired fx")
+
+	raw, _ := os.ReadFile(filepath.Join(data, "receipts.jsonl"))
+	for _, secret := range []string{sessionToken, m.ViewCredential, m.HostCookieKey, strings.TrimSpace(bearer)} {
+		if strings.Contains(string(raw), secret) {
+			t.Fatal("a receipt holds a credential")
+		}
+	}
+	if code, stdout, stderr := runCLI(t, nil, "audit", "verify", "--data", data); code != 0 {
+		t.Fatalf("verify: %d %s%s", code, stdout, stderr)
 	}
 }
