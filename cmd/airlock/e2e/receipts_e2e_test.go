@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/airlock/airlock/broker/localclient"
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
 	"github.com/airlock/airlock/executors/testkit"
 	"github.com/airlock/airlock/executors/wire"
@@ -322,4 +323,24 @@ func TestReceiptsAdmissionEvents(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, nil, "audit", "verify", "--data", data); code != 0 {
 		t.Fatalf("verify: %d %s%s", code, stdout, stderr)
 	}
+}
+
+// receiptsFixture is a data directory holding a log of three receipts,
+// and a copy of that log whose second record was changed.
+func receiptsFixture(t *testing.T) (dir, tampered string) {
+	t.Helper()
+	dir = t.TempDir()
+	l, err := receipts.Open(receipts.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"one", "two", "three"} {
+		must(t, l.Append(receipts.Record{Kind: receipts.KindCall, Door: receipts.DoorV1, CallID: id, Outcome: "ok"}))
+	}
+	must(t, l.Close())
+	data, err := os.ReadFile(filepath.Join(dir, receipts.File))
+	must(t, err)
+	tampered = filepath.Join(t.TempDir(), "tampered.jsonl")
+	must(t, os.WriteFile(tampered, []byte(strings.Replace(string(data), `"callId":"two","outcome":"ok"`, `"callId":"two","outcome":"no"`, 1)), 0o600))
+	return dir, tampered
 }
