@@ -159,7 +159,9 @@ func TestReceiptsHoldNoArguments(t *testing.T) {
 		t.Fatalf("audit tail: %d %q %s", code, stdout, stderr)
 	}
 	code, stdout, _ = runCLI(t, nil, "audit", "tail", "--json", "--data", data)
-	if code != 0 || strings.Count(stdout, "\n") != 2 || !strings.HasPrefix(stdout, `{"seq":1,"prev":"0000`) {
+	// Two plugins admitted, then the two calls.
+	if code != 0 || strings.Count(stdout, "\n") != 4 || !strings.HasPrefix(stdout, `{"seq":1,"prev":"0000`) ||
+		!strings.Contains(stdout, `"kind":"plugin-admitted"`) {
 		t.Fatalf("audit tail --json: %d %q", code, stdout)
 	}
 }
@@ -227,7 +229,8 @@ func TestReceiptsFailClosed(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := runCLI(t, nil, "audit", "verify", "--data", data)
-	if code != exitcode.Refused || !strings.Contains(stderr, "receipts.jsonl:1: the chain starts at seq 2: records 1 to 1 are missing") {
+	// Two plugins admitted and the call before: records 1 to 3 went with the file.
+	if code != exitcode.Refused || !strings.Contains(stderr, "receipts.jsonl:1: the chain starts at seq 4: records 1 to 3 are missing") {
 		t.Fatalf("verify after a removed file: %d %s%s", code, stdout, stderr)
 	}
 }
