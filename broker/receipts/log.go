@@ -8,9 +8,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/airlock/airlock/config/datadir"
@@ -55,7 +55,11 @@ type Options struct {
 }
 
 // Log appends receipts to File, chained. It is safe for concurrent use;
-// appends are serialized, so seq follows the order of writing.
+// appends are serialized, so seq follows the order of writing. Several
+// processes may share one log (a broker and `airlock mcp` on one data
+// directory): each append holds an exclusive lock on the file and first
+// reads the record another process may have appended, so the chain goes
+// on across them.
 type Log struct {
 	opts Options
 	key  []byte
@@ -63,11 +67,12 @@ type Log struct {
 
 	mu     sync.Mutex
 	root   *os.Root
+	path   string // File's path, for the check at each append
 	f      *os.File
-	size   int64  // bytes of f, all complete lines
-	first  uint64 // seq of f's first record; 0 while f is empty
-	seq    uint64 // the last record written
-	prev   string // its line's hash
+	id     fs.FileInfo // f's identity, to compare with the path's
+	size   int64       // bytes of f known to this log, all complete lines; -1 unknown
+	seq    uint64      // the last record written
+	prev   string      // its line's hash
 	buf    []byte
 	dirty  bool
 	failed error // the failure streak's first error; nil when writing works
@@ -98,15 +103,28 @@ func Open(o Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{opts: o, root: root, m: metrics.OrNew(o.Metrics), seq: 0, prev: Genesis}
+	dir, err := datadir.Resolve(o.Dir)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	l := &Log{opts: o, root: root, path: filepath.Join(dir, File), m: metrics.OrNew(o.Metrics), size: -1, prev: Genesis}
 	if l.key, err = loadKey(root); err != nil {
 		root.Close()
 		return nil, err
 	}
-	if err := l.resume(); err != nil {
+	if last, err := l.lastRotated(); err != nil {
+		root.Close()
+		return nil, err
+	} else if err := l.adopt(last); err != nil {
 		root.Close()
 		return nil, err
 	}
+	if err := l.acquire(); err != nil {
+		root.Close()
+		return nil, err
+	}
+	l.release()
 	l.healthy.Store(true)
 	if o.Fsync == FsyncBatch {
 		l.stop, l.done = make(chan struct{}), make(chan struct{})
@@ -115,47 +133,20 @@ func Open(o Options) (*Log, error) {
 	return l, nil
 }
 
-// resume opens File and finds where the chain stands.
-func (l *Log) resume() error {
-	f, err := datadir.OpenOrCreate(l.root, File)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	last, clean, err := tail(f, fi.Size())
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", File, err)
-	}
-	if torn := fi.Size() - clean; torn > 0 {
-		if err := f.Truncate(clean); err != nil {
-			f.Close()
-			return err
-		}
-		l.opts.Logger.Warn("receipts: a torn final record was cut", "file", File, "bytes", torn)
-	}
-	l.f, l.size = f, clean
+// adopt continues the chain from last, a complete record's line, when it
+// is ahead of this log's (another process wrote it, or the log is
+// opening). A record behind is not adopted: a file put back with fewer
+// records must not hide the ones written since.
+func (l *Log) adopt(last []byte) error {
 	if last == nil {
-		last, err = l.lastRotated()
-		if err != nil {
-			f.Close()
-			return err
-		}
+		return nil
 	}
-	if last != nil {
-		var h head
-		if err := jsonUnmarshal(last, &h); err != nil || h.Seq == nil {
-			f.Close()
-			return fmt.Errorf("%w: the last record cannot be read", ErrBroken)
-		}
+	var h head
+	if err := jsonUnmarshal(last, &h); err != nil || h.Seq == nil {
+		return fmt.Errorf("%w: the last record of %s cannot be read", ErrBroken, File)
+	}
+	if *h.Seq > l.seq {
 		l.seq, l.prev = *h.Seq, lineHash(last)
-		if l.size > 0 {
-			l.first = l.firstSeq()
-		}
 	}
 	return nil
 }
@@ -168,7 +159,10 @@ func (l *Log) lastRotated() ([]byte, error) {
 		return nil, err
 	}
 	for i := len(names) - 1; i >= 0; i-- {
-		f, err := os.Open(names[i])
+		if filepath.Base(names[i]) == File {
+			continue
+		}
+		f, err := datadir.OpenFile(l.root, filepath.Base(names[i]), os.O_RDONLY)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +179,7 @@ func (l *Log) lastRotated() ([]byte, error) {
 	return nil, nil
 }
 
-// firstSeq reads the seq of File's first record (for its rotated name).
+// firstSeq reads the seq of f's first record (for its rotated name).
 func (l *Log) firstSeq() uint64 {
 	buf := make([]byte, min(l.size, MaxLineBytes+1))
 	n, _ := l.f.ReadAt(buf, 0)
@@ -213,7 +207,11 @@ func (l *Log) Ready() bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.root != nil && l.check() == nil
+	if l.root == nil || l.acquire() != nil {
+		return false
+	}
+	l.release()
+	return true
 }
 
 // Unwritten counts a receipt that was not attempted because the log was
@@ -273,9 +271,10 @@ func (l *Log) append(r *Record) error {
 	if l.root == nil {
 		return errors.New("the log is closed")
 	}
-	if err := l.check(); err != nil {
+	if err := l.acquire(); err != nil {
 		return err
 	}
+	defer l.release()
 	r.Seq, r.Prev = l.seq+1, l.prev
 	line, err := marshal(r)
 	if err != nil {
@@ -284,6 +283,12 @@ func (l *Log) append(r *Record) error {
 	if l.opts.MaxFileBytes > 0 && l.size > 0 && l.size+int64(len(line))+1 > l.opts.MaxFileBytes {
 		if err := l.rotate(); err != nil {
 			return err
+		}
+		if r.Seq != l.seq+1 { // another process wrote the new file first
+			r.Seq, r.Prev = l.seq+1, l.prev
+			if line, err = marshal(r); err != nil {
+				return err
+			}
 		}
 	}
 	l.buf = append(append(l.buf[:0], line...), '\n')
@@ -297,9 +302,6 @@ func (l *Log) append(r *Record) error {
 		}
 		return err
 	}
-	if l.size == 0 {
-		l.first = r.Seq
-	}
 	l.size += int64(n)
 	l.seq, l.prev = r.Seq, lineHash(line)
 	l.dirty = true
@@ -308,53 +310,121 @@ func (l *Log) append(r *Record) error {
 	return nil
 }
 
-// check makes sure the open file is still File: one removed (or replaced)
-// under the broker would take receipts nobody can read, so it is opened
-// anew at File, whose chain then shows the records lost with it.
-func (l *Log) check() error {
-	if l.f != nil {
-		var st syscall.Stat_t
-		if err := syscall.Fstat(int(l.f.Fd()), &st); err == nil && st.Nlink > 0 {
-			return nil
+// maxAcquire bounds how often acquire finds File replaced under it.
+const maxAcquire = 8
+
+// acquire locks File for one append: it opens File (creating it) when
+// this log holds none, or when the file it holds is no longer File (it
+// was removed, replaced, or rotated by another process), locks it, and
+// reads what was appended since this log last wrote (another process's
+// records, whose last the chain then continues from; a torn final line
+// left by a crash, which is cut). A file removed under the broker would
+// take receipts nobody can read, so it is never written to.
+func (l *Log) acquire() error {
+	for range maxAcquire {
+		if l.f == nil {
+			if err := l.openFile(); err != nil {
+				return err
+			}
 		}
+		if err := lockFile(l.f); err != nil {
+			return err
+		}
+		// One lookup of the path says whether it still names the file
+		// held and how long that file is. It is looked up whole (one
+		// system call, not os.Root's walk): a folder swapped on the way
+		// makes it another file, which is then opened through the root.
+		if li, err := os.Lstat(l.path); err == nil && os.SameFile(l.id, li) {
+			if li.Size() == l.size {
+				return nil
+			}
+			if err = l.catchUp(li.Size()); err == nil {
+				return nil
+			}
+			l.release()
+			return err
+		}
+		l.release()
 		l.f.Close()
-		l.f, l.size, l.first = nil, 0, 0
+		l.f, l.id, l.size = nil, nil, -1
 	}
+	return fmt.Errorf("%s keeps being replaced", File)
+}
+
+// openFile opens File (creating it) through the root and remembers its
+// identity.
+func (l *Log) openFile() error {
 	f, err := datadir.OpenOrCreate(l.root, File)
 	if err != nil {
 		return err
 	}
-	fi, err := f.Stat()
+	id, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return err
 	}
-	l.f, l.size = f, fi.Size()
-	if l.size > 0 {
-		l.first = l.firstSeq()
-	}
+	l.f, l.id, l.size = f, id, -1
 	return nil
 }
 
-// rotate renames File after its first record's seq and starts a new one.
+// catchUp reads the end of the locked file, size bytes long: it cuts a
+// torn final line and continues the chain from the last record when that
+// is ahead of this log's.
+func (l *Log) catchUp(size int64) error {
+	last, clean, err := tail(l.f, size)
+	if err != nil {
+		return fmt.Errorf("%s: %w", File, err)
+	}
+	if torn := size - clean; torn > 0 {
+		if err := l.f.Truncate(clean); err != nil {
+			return err
+		}
+		l.opts.Logger.Warn("receipts: a torn final record was cut", "file", File, "bytes", torn)
+	}
+	l.size = clean
+	return l.adopt(last)
+}
+
+// release unlocks the file acquire locked.
+func (l *Log) release() { unlockFile(l.f) }
+
+// rotate renames the locked File after its first record's seq and starts
+// a new one, locked in its place.
 func (l *Log) rotate() error {
 	if err := l.f.Sync(); err != nil {
 		return err
 	}
-	name := rotatedName(l.first)
+	name := rotatedName(l.firstSeq())
 	if _, err := l.root.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("rotate: %s exists", name)
 	}
 	if err := l.root.Rename(File, name); err != nil {
 		return err
 	}
-	l.f.Close()
-	l.f, l.size, l.first = nil, 0, 0
-	f, err := datadir.OpenOrCreate(l.root, File)
+	// The new file is locked before the old one is let go: a writer
+	// waiting on the old one then finds File replaced and waits on the
+	// new one for this append.
+	old := l.f
+	err := l.openFile()
+	if err == nil {
+		if err = lockFile(l.f); err != nil {
+			l.f.Close()
+		}
+	}
+	unlockFile(old)
+	old.Close()
 	if err != nil {
+		l.f, l.id, l.size = nil, nil, -1
 		return err
 	}
-	l.f = f
+	l.size = 0
+	if fi, err := l.f.Stat(); err == nil && fi.Size() != 0 {
+		// Another process made File between the rename and the open; it
+		// waits for this lock and then reads what is written here.
+		if err := l.catchUp(fi.Size()); err != nil {
+			return err
+		}
+	}
 	if d, err := l.root.Open("."); err == nil {
 		_ = d.Sync()
 		d.Close()

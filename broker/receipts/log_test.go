@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/airlock/airlock/executors/wire"
@@ -181,5 +182,34 @@ func TestVerifyNamesReorder(t *testing.T) {
 	var b *Broken
 	if !errors.As(err, &b) || b.Line != 2 || !strings.Contains(b.Why, "missing") {
 		t.Fatalf("reordered: %v", err)
+	}
+}
+
+// TestTwoWritersShareOneChain: two logs on one folder (a broker and
+// `airlock mcp` on one data directory) append under the file's lock, each
+// continuing from the other's last record, through rotations.
+func TestTwoWritersShareOneChain(t *testing.T) {
+	dir := t.TempDir()
+	a := open(t, dir, Options{MaxFileBytes: 2000})
+	b := open(t, dir, Options{MaxFileBytes: 2000, Fsync: FsyncAlways})
+	var wg sync.WaitGroup
+	for _, l := range []*Log{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				if err := l.Append(Record{Kind: KindCall, Door: DoorV1, CallID: "x", Outcome: "ok"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	a.Close()
+	b.Close()
+	rep := verifyDir(t, dir)
+	if rep.Records != 100 || rep.Files < 3 {
+		t.Fatalf("report %+v", rep)
 	}
 }
