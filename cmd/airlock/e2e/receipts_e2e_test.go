@@ -347,3 +347,32 @@ func receiptsFixture(t *testing.T) (dir, tampered string) {
 	must(t, os.WriteFile(tampered, []byte(strings.Replace(string(data), `"callId":"two","outcome":"ok"`, `"callId":"two","outcome":"no"`, 1)), 0o600))
 	return dir, tampered
 }
+
+// TestReceiptsServeAndMCPShareOneChain: `airlock serve` and `airlock mcp`
+// on one data directory write one chain, each receipt continuing from the
+// other's last.
+func TestReceiptsServeAndMCPShareOneChain(t *testing.T) {
+	t.Parallel()
+	data, notes := t.TempDir(), notesRoot(t)
+	p := startServe(t, procOptions{Args: []string{"--data", data, "--root", "notes=" + notes}, Env: tokenEnv(), Secrets: []string{testToken}})
+	c := startMCP(t, nil, "--root", "notes="+notes, "--data", data)
+	bounds := notesBounds(t, p)
+	for i := range 3 {
+		if a, err := tryPostCall(p, readNotesCall(fmt.Sprintf("serve-%d", i), bounds)); err != nil || !a.OK {
+			t.Fatalf("serve call: %+v %v", a, err)
+		}
+		if res := c.Call(t, "read_notes", map[string]any{"path": "a.md"}); res.IsError {
+			t.Fatalf("mcp call: %+v", res)
+		}
+	}
+	doors := map[any]int{}
+	for _, r := range receiptsOf(t, data) {
+		doors[r["door"]]++
+	}
+	if doors["v1"] != 3 || doors["mcp-stdio"] != 3 {
+		t.Fatalf("doors %v", doors)
+	}
+	if code, stdout, stderr := runCLI(t, nil, "audit", "verify", "--data", data); code != 0 {
+		t.Fatalf("verify: %d %s%s", code, stdout, stderr)
+	}
+}
