@@ -376,3 +376,38 @@ func TestReceiptsServeAndMCPShareOneChain(t *testing.T) {
 		t.Fatalf("verify: %d %s%s", code, stdout, stderr)
 	}
 }
+
+// TestReceiptsTornTailAfterCrash: a final line a crash cut short is a
+// note to `audit verify`, not a break; the next broker cuts it and goes on
+// from the last complete record, and verify passes without the note.
+func TestReceiptsTornTailAfterCrash(t *testing.T) {
+	t.Parallel()
+	data, notes := t.TempDir(), notesRoot(t)
+	args := procOptions{Args: []string{"--data", data, "--root", "notes=" + notes}, Env: tokenEnv(), Secrets: []string{testToken}}
+	p := startServe(t, args)
+	if a, err := tryPostCall(p, readNotesCall("before", notesBounds(t, p))); err != nil || !a.OK {
+		t.Fatalf("call: %+v %v", a, err)
+	}
+	p.Kill()
+	f, err := os.OpenFile(filepath.Join(data, "receipts.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(`{"seq":4,"prev":"5d95`)
+	must(t, err)
+	must(t, f.Close())
+	code, stdout, stderr := runCLI(t, nil, "audit", "verify", "--data", data)
+	if code != 0 || !strings.Contains(stdout, "receipts.jsonl:4: a torn final record (21 bytes without a line end)") || !strings.Contains(stdout, "ok: 3 records") {
+		t.Fatalf("verify with a torn tail: %d %s%s", code, stdout, stderr)
+	}
+	p = startServe(t, args)
+	if a, err := tryPostCall(p, readNotesCall("after", notesBounds(t, p))); err != nil || !a.OK {
+		t.Fatalf("call: %+v %v", a, err)
+	}
+	p.Stop()
+	if !strings.Contains(p.Stderr(), `"bytes":21`) {
+		t.Errorf("the cut is not logged:\n%s", p.Stderr())
+	}
+	code, stdout, stderr = runCLI(t, nil, "audit", "verify", "--data", data)
+	if code != 0 || strings.Contains(stdout, "note:") || !strings.Contains(stdout, "last seq 6") {
+		t.Fatalf("verify after the restart: %d %s%s", code, stdout, stderr)
+	}
+}
