@@ -147,6 +147,15 @@ func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 	start := time.Now()
 	rt, found := r.resolve(c.DescriptorID)
 	defer func() { r.observe(rt, found, c, outcomeOf(ctx, a), a, time.Since(start)) }()
+	if r.draining.Load() {
+		// Not in flight (Wait may be under way), so its receipt may find
+		// the log closed: the refusal stands either way.
+		a = wire.Refuse(c.CallID, wire.ShuttingDown, nil)
+		if r.receipts != nil {
+			_ = r.receipts.Append(r.receipt(ctx, c, rt, found, a, time.Since(start)))
+		}
+		return a
+	}
 	// In flight until its receipt is written: Wait returns only then, so
 	// the log is closed after the last receipt.
 	r.inflight.Add(1)
@@ -193,11 +202,8 @@ func (r *Router) boundsDigest(d *wire.Descriptor) string {
 	return sum
 }
 
-// call routes c: the router's own refusals, or the executor's answer.
+// call routes c: unattributed-call, or the executor's answer.
 func (r *Router) call(ctx context.Context, c wire.Call, rt Route, found bool) wire.Answer {
-	if r.draining.Load() {
-		return wire.Refuse(c.CallID, wire.ShuttingDown, nil)
-	}
 	if !found {
 		return wire.Refuse(c.CallID, wire.UnattributedCall, nil)
 	}

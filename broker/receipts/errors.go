@@ -14,6 +14,9 @@ var (
 	// ErrBroken: Verify found a record that does not continue the chain
 	// (tampered, missing or reordered).
 	ErrBroken = errors.New("receipts: the chain is broken")
+	// ErrClosed: the log was closed (the broker stopping); a receipt
+	// offered then is neither logged nor counted as a failure.
+	ErrClosed = errors.New("receipts: the receipt log is closed")
 	// ErrSetting: an audit setting has a value outside its set.
 	ErrSetting = errors.New("receipts: unknown setting value")
 )

@@ -249,6 +249,9 @@ func (l *Log) Append(r Record) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.root == nil {
+		return ErrClosed
+	}
 	err := l.append(&r)
 	if err != nil {
 		l.m.ReceiptFailures.Inc()
@@ -268,9 +271,6 @@ func (l *Log) Append(r Record) error {
 }
 
 func (l *Log) append(r *Record) error {
-	if l.root == nil {
-		return errors.New("the log is closed")
-	}
 	if err := l.acquire(); err != nil {
 		return err
 	}
