@@ -10,6 +10,7 @@ import (
 	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/mcp"
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/broker/session"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
@@ -39,8 +40,10 @@ type Broker struct {
 	// paired environments.
 	Channel *channel.Channel
 	local   *plugins.Executors
-	logger  *slog.Logger
-	metrics *metrics.Registry
+	// Receipts is the receipt log (audit.*); nil when audit.enabled is off.
+	Receipts *receipts.Log
+	logger   *slog.Logger
+	metrics  *metrics.Registry
 }
 
 // Build assembles every part of the broker from its configuration: the
@@ -54,21 +57,38 @@ func Build(ctx context.Context, o BuildOptions) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	var log *receipts.Log
+	if cfg.Audit.Enabled {
+		log, err = receipts.Open(receipts.Options{Dir: cfg.AuditDir(), Fsync: cfg.Audit.Fsync,
+			MaxFileBytes: int64(cfg.Audit.MaxFileBytes), Logger: o.Logger, Metrics: o.Metrics})
+		if err != nil {
+			return nil, err
+		}
+	}
 	local, err := plugins.Open(ctx, cfg, o.Logger, o.Metrics, true)
 	if err != nil {
+		if log != nil {
+			log.Close()
+		}
 		return nil, err
 	}
 	table, cat := local.Table, local.Catalog
-	b := &Broker{Catalog: cat, local: local, logger: o.Logger, metrics: o.Metrics}
+	b := &Broker{Catalog: cat, local: local, logger: o.Logger, metrics: o.Metrics, Receipts: log}
 	b.Router = calls.NewRouter(o.Metrics, o.Logger, calls.Local{Table: table})
+	if log != nil {
+		b.Router.Record(log, cfg.Audit.Fail == receipts.FailClosed)
+		adm := &admissions{log: log, table: table}
+		adm.sync()
+		cat.OnChange(adm.sync)
+	}
 	components := []Component{calls.NewAPI(b.Router, o.Token, o.Metrics, func() any { return cat.Statuses() })}
 	b.Sessions = session.New(session.Options{Local: cfg.Local, Token: httpx.NewToken(o.Token), Logger: o.Logger, Metrics: o.Metrics,
-		StorageKey: storageKey})
+		StorageKey: storageKey, Receipts: log})
 	components = append(components, b.Sessions)
 	// The executor channel routes calls to the page and the paired
 	// environments, after the local executors (see the routing rule).
 	ch := channel.New(channel.Options{Config: cfg.Channel, Data: cfg.Data, Logger: o.Logger, Metrics: o.Metrics,
-		ViewSession: b.Sessions.ViewSession, Local: calls.Local{Table: table}, Watch: true})
+		ViewSession: b.Sessions.ViewSession, Local: calls.Local{Table: table}, Watch: true, Receipts: log})
 	b.Router.AddSource(ch)
 	b.Channel = ch
 	components = append(components, ch)
@@ -115,7 +135,11 @@ func (b *Broker) AdmittedCount() int {
 // When ctx ends each part forces what is left, the runtime last, so every
 // resource is released before Close returns ctx's cause.
 func (b *Broker) Close(ctx context.Context) error {
-	return errors.Join(b.Server.Shutdown(ctx), b.local.Close(ctx))
+	err := errors.Join(b.Server.Shutdown(ctx), b.local.Close(ctx))
+	if b.Receipts != nil {
+		err = errors.Join(err, b.Receipts.Close())
+	}
+	return err
 }
 
 // OnChange registers fn to run whenever what the router lists may have

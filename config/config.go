@@ -72,6 +72,7 @@ type Config struct {
 	Exec    Exec    `koanf:"exec"`
 	Env     Env     `koanf:"env"`
 	MCP     MCP     `koanf:"mcp"`
+	Audit   Audit   `koanf:"audit"`
 
 	// PluginConfig is the operator's named values for plugins, the config
 	// file's plugin_config section resolved (files and environment
@@ -166,6 +167,34 @@ type MCP struct {
 	SessionIdleMs int `koanf:"session_idle_ms"`
 }
 
+// Audit is the receipt log of tool calls and admission events
+// (broker/receipts).
+type Audit struct {
+	// Enabled writes a receipt of every call; on by default (see
+	// broker/RATIONALE.md, "Why are receipts on by default, and fail
+	// open?").
+	Enabled bool `koanf:"enabled"`
+	// Dir holds the log and its key; empty is the data directory.
+	Dir string `koanf:"dir"`
+	// Fsync is batch (synced within 100 ms) or always (before each
+	// answer).
+	Fsync string `koanf:"fsync"`
+	// Fail is open (answer a call whose receipt could not be written) or
+	// closed (refuse it audit-unavailable).
+	Fail string `koanf:"fail"`
+	// MaxFileBytes rotates the log once it would grow past it.
+	MaxFileBytes int `koanf:"max_file_bytes"`
+}
+
+// AuditDir is where the receipt log is kept: audit.dir, else the data
+// directory.
+func (c *Config) AuditDir() string {
+	if c.Audit.Dir != "" {
+		return c.Audit.Dir
+	}
+	return c.Data
+}
+
 // Setting documents one key: its environment variable, seed aliases,
 // default and meaning. The table drives defaults, the environment mapping
 // and `--help`.
@@ -231,6 +260,12 @@ var Settings = []Setting{
 	{Key: "mcp.max_sessions", Default: 64, Help: "open /mcp sessions (and 2026-07-28 listens) at most; past it initialize answers 503"},
 	{Key: "mcp.max_body_bytes", Default: 16 << 20, Help: "largest /mcp request body"},
 	{Key: "mcp.session_idle_ms", Default: 30 * 60 * 1000, Help: "an /mcp session that sends nothing this long is closed, and a 2026-07-28 listen ended"},
+
+	{Key: "audit.enabled", Default: true, Help: "write a receipt of every tool call and admission event (receipts.jsonl: chained, the args only as an HMAC)"},
+	{Key: "audit.dir", Default: "", Help: "folder of the receipt log and its key (empty: the data directory)"},
+	{Key: "audit.fsync", Default: "batch", Help: "batch (synced within 100 ms) or always (synced before each answer)"},
+	{Key: "audit.fail", Default: "open", Help: "open (answer a call whose receipt could not be written; logged and counted) or closed (refuse it audit-unavailable)"},
+	{Key: "audit.max_file_bytes", Default: 64 << 20, Help: "rotate receipts.jsonl to receipts-<first seq>.jsonl once it would grow past this"},
 }
 
 // DefaultDataDir is $XDG_STATE_HOME/airlock, or ~/.local/state/airlock.
@@ -535,6 +570,15 @@ func (c *Config) Validate() error {
 		if p.v <= 0 {
 			return fmt.Errorf("config: %s: must be a positive number", p.key)
 		}
+	}
+	if c.Audit.Fsync != "batch" && c.Audit.Fsync != "always" {
+		return fmt.Errorf("config: audit.fsync: must be batch or always")
+	}
+	if c.Audit.Fail != "open" && c.Audit.Fail != "closed" {
+		return fmt.Errorf("config: audit.fail: must be open or closed")
+	}
+	if c.Audit.MaxFileBytes < 1<<16 {
+		return fmt.Errorf("config: audit.max_file_bytes: must be at least 65536")
 	}
 	if c.Local.OutboundQueueBytes < c.Local.MaxFrameBytes {
 		return fmt.Errorf("config: local.outbound_queue_bytes: must be at least local.max_frame_bytes")

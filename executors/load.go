@@ -245,7 +245,8 @@ func (p *Program) Outputs() map[string]*toolschema.Schema { return p.outputs }
 
 // WithModuleHash records the module's hex SHA-256, which the caller has
 // checked against the module it passes to Load (plugin.json's sha256):
-// the admitted descriptor lists it (wire.Descriptor.SHA256).
+// the admitted descriptor lists it (wire.Descriptor.SHA256), and receipts
+// name it.
 func WithModuleHash(sum string) LoadOption {
 	return func(p *Program) error {
 		p.d.SHA256 = sum

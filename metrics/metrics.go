@@ -97,6 +97,11 @@ type Registry struct {
 	// name, or left out, because another tool declares their name.
 	MCPToolCollisions *prometheus.CounterVec // outcome: MCPCollisionOutcomes
 
+	// The receipt log (broker/receipts).
+	ReceiptsWritten prometheus.Counter
+	ReceiptBytes    prometheus.Counter
+	ReceiptFailures prometheus.Counter
+
 	relayMessages map[RelayPair]prometheus.Counter // pre-bound by DeclareLocal: every (type, direction) the relay counts
 	mcpMethods    map[string]string                // MCP method → its label
 }
@@ -175,6 +180,9 @@ func New() *Registry {
 	r.MCPSessions = gauge("mcp_sessions", "Open MCP sessions, by transport (stdio, http).", "transport")
 	r.MCPRequests = counter("mcp_requests_total", "MCP messages received, by method and outcome (ok, refused: a tool call answered isError, error: a JSON-RPC error, cancelled: by the client).", "method", "outcome")
 	r.MCPToolCollisions = counter("mcp_tool_collisions_total", "Peer tools listed qualified, or dropped, because another tool declares their name.", "outcome")
+	r.ReceiptsWritten = counter("receipts_written_total", "Receipts written to the receipt log.").WithLabelValues()
+	r.ReceiptBytes = counter("receipt_bytes_total", "Bytes written to the receipt log.").WithLabelValues()
+	r.ReceiptFailures = counter("receipt_failures_total", "Receipts that could not be written (the call answered under audit.fail open, refused audit-unavailable under closed).").WithLabelValues()
 	r.buildInfo = gauge("build_info", "Always 1: the running binary's version, VCS commit, Go version and wazero version.",
 		"version", "commit", "goversion", "wazero_version")
 	r.SetBuildInfo(ReadBuildInfo(""))

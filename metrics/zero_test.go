@@ -80,6 +80,9 @@ func TestClosedSetsAreAtZeroFromTheStart(t *testing.T) {
 		"airlock_relay_dropped_hosts_total":  1,
 		"airlock_connections_open":           1,
 		"airlock_connections_refused_total":  1,
+		"airlock_receipts_written_total":     1,
+		"airlock_receipt_bytes_total":        1,
+		"airlock_receipt_failures_total":     1,
 	} {
 		if got[name] != want {
 			t.Errorf("%s has %d series at start, want %d", name, got[name], want)

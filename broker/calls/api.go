@@ -8,6 +8,7 @@ import (
 
 	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -82,7 +83,7 @@ func (a *API) call(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var c wire.Call
 		if c, err = wire.ParseCall(body); err == nil {
-			writeAnswer(w, http.StatusOK, a.router.Call(r.Context(), c))
+			writeAnswer(w, http.StatusOK, a.router.Call(WithDoor(r.Context(), receipts.DoorV1), c))
 			return
 		}
 	}

@@ -2,8 +2,8 @@
 // descriptor and serves GET /v1/tools and POST /v1/calls.
 //
 // Every call passes through Router.Call, whatever its executor (a local
-// program or a channel peer), so metrics, draining and panic containment
-// are applied once, in one place.
+// program or a channel peer) and whatever door it came in by, so metrics,
+// draining, panic containment and receipts are applied once, in one place.
 package calls
 
 import (
@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/executors/toolschema"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
@@ -76,6 +77,12 @@ type Router struct {
 	labelMu  sync.RWMutex
 	labelled map[string]map[string]bool  // descriptor → tools with series, set by SyncMetrics
 	cache    atomic.Pointer[seriesCache] // pre-bound children, replaced by SyncMetrics
+
+	receipts   *receipts.Log // nil: no receipts
+	failClosed bool          // refuse a call whose receipt cannot be written
+	// bounds caches each routed descriptor's bounds digest; SyncMetrics
+	// empties it, so it holds only what is routable.
+	bounds sync.Map // *wire.Descriptor → string
 }
 
 // NewRouter builds a Router over sources, in priority order.
@@ -83,6 +90,14 @@ func NewRouter(reg *metrics.Registry, logger *slog.Logger, sources ...Source) *R
 	r := &Router{metrics: metrics.OrNew(reg), logger: logger, sources: sources}
 	r.cache.Store(&seriesCache{})
 	return r
+}
+
+// Record writes a receipt of every call to log before its answer leaves
+// (broker/receipts). With failClosed, a call whose receipt cannot be
+// written is refused audit-unavailable; else it is answered, and the log
+// counts and logs the failure. Call it before the router serves.
+func (r *Router) Record(log *receipts.Log, failClosed bool) {
+	r.receipts, r.failClosed = log, failClosed
 }
 
 // AddSource appends a source at the lowest priority.
@@ -128,19 +143,72 @@ func (r *Router) Descriptors() []wire.Descriptor {
 
 // Call answers one validated call: refused shutting-down while draining,
 // unattributed-call when no source lists the descriptor, else whatever the
-// executor answers. It records the call's metrics.
+// executor answers. It records the call's metrics and, when the router
+// records (Record), its receipt before the answer is returned.
 func (r *Router) Call(ctx context.Context, c wire.Call) (a wire.Answer) {
 	start := time.Now()
 	rt, found := r.resolve(c.DescriptorID)
 	defer func() { r.observe(rt, found, c, outcomeOf(ctx, a), a, time.Since(start)) }()
 	if r.draining.Load() {
-		return wire.Refuse(c.CallID, wire.ShuttingDown, nil)
+		// Not in flight (Wait may be under way), so its receipt may find
+		// the log closed: the refusal stands either way.
+		a = wire.Refuse(c.CallID, wire.ShuttingDown, nil)
+		if r.receipts != nil {
+			_ = r.receipts.Append(r.receipt(ctx, c, rt, found, a, time.Since(start)))
+		}
+		return a
 	}
+	// In flight until its receipt is written: Wait returns only then, so
+	// the log is closed after the last receipt.
+	r.inflight.Add(1)
+	defer r.inflight.Done()
+	if r.receipts == nil {
+		return r.call(ctx, c, rt, found)
+	}
+	if r.failClosed && !r.receipts.Ready() {
+		r.receipts.Unwritten()
+		return wire.Refuse(c.CallID, wire.AuditUnavailable, nil)
+	}
+	a = r.call(ctx, c, rt, found)
+	if err := r.receipts.Append(r.receipt(ctx, c, rt, found, a, time.Since(start))); err != nil && r.failClosed {
+		// The tool ran, but its answer is withheld: an answer without a
+		// receipt is what audit.fail closed rules out.
+		return wire.Refuse(c.CallID, wire.AuditUnavailable, nil)
+	}
+	return a
+}
+
+// receipt is the record of one call: what was called, where, how it
+// ended; the arguments only as their HMAC.
+func (r *Router) receipt(ctx context.Context, c wire.Call, rt Route, found bool, a wire.Answer, took time.Duration) receipts.Record {
+	ms := float64(took.Microseconds()) / 1000
+	rec := receipts.Record{Kind: receipts.KindCall, Door: DoorOf(ctx), Descriptor: c.DescriptorID, Tool: c.Tool,
+		CallID: c.CallID, Outcome: outcomeOf(ctx, a), DurationMs: &ms, Budget: a.Budget}
+	if len(c.Args) > 0 {
+		rec.ArgsHMAC = r.receipts.Args(c.Args)
+	}
+	if found {
+		rec.Executor, rec.Module, rec.Bounds = rt.Executor, rt.Descriptor.SHA256, r.boundsDigest(rt.Descriptor)
+	}
+	return rec
+}
+
+// boundsDigest is d's bounds digest, computed once per admitted
+// descriptor.
+func (r *Router) boundsDigest(d *wire.Descriptor) string {
+	if v, ok := r.bounds.Load(d); ok {
+		return v.(string)
+	}
+	sum := receipts.BoundsDigest(d.Bounds)
+	r.bounds.Store(d, sum)
+	return sum
+}
+
+// call routes c: unattributed-call, or the executor's answer.
+func (r *Router) call(ctx context.Context, c wire.Call, rt Route, found bool) wire.Answer {
 	if !found {
 		return wire.Refuse(c.CallID, wire.UnattributedCall, nil)
 	}
-	r.inflight.Add(1)
-	defer r.inflight.Done()
 	a, panicked := wire.Contain(ctx, rt.To, c)
 	if panicked != nil {
 		r.logger.Error("executor panic", "descriptor", rt.Descriptor.DescriptorID, "executor", rt.Executor,
@@ -214,6 +282,7 @@ const MaxDeclaredTools = 256
 func (r *Router) SyncMetrics() {
 	r.labelMu.Lock()
 	defer r.labelMu.Unlock()
+	r.bounds.Clear()
 	r.cache.Store(&seriesCache{}) // the children below may be deleted
 	now := r.routable()
 	m := r.metrics

@@ -30,6 +30,7 @@ import (
 	"github.com/airlock/airlock/broker/internal/frame"
 	"github.com/airlock/airlock/broker/internal/httpx"
 	"github.com/airlock/airlock/broker/pairing"
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
@@ -64,6 +65,9 @@ type Options struct {
 	Port func() int
 	// Watch follows the pairings file and reloads it when it changes.
 	Watch bool
+	// Receipts records each pairing a reload finds added or removed (a
+	// name paired again is both), by name; nil records nothing.
+	Receipts *receipts.Log
 }
 
 // Channel serves GET /channel and GET /local/channel and is the routing
@@ -224,6 +228,7 @@ func (c *Channel) Reload() error {
 	if c.closed {
 		return ErrClosed
 	}
+	c.recordPairings(c.set.Load(), set)
 	c.set.Store(set)
 	for _, p := range c.applyPairings(set, err == nil) {
 		c.log.Info("pairing revoked: connection closed", "executor", p.executor())
@@ -234,6 +239,21 @@ func (c *Channel) Reload() error {
 		return fmt.Errorf("channel: reload: %w", err)
 	}
 	return nil
+}
+
+// recordPairings writes a receipt of each pairing removed from old or
+// added in set.
+func (c *Channel) recordPairings(old, set *pairing.Set) {
+	for _, name := range old.Names() {
+		if d, _ := old.Digest(name); !set.Has(name, d) {
+			c.opts.Receipts.Event(receipts.KindPairingRemoved, name, "")
+		}
+	}
+	for _, name := range set.Names() {
+		if d, _ := set.Digest(name); !old.Has(name, d) {
+			c.opts.Receipts.Event(receipts.KindPairingAdded, name, "")
+		}
+	}
 }
 
 // loadPairings reads the pairings file, or an empty set if it cannot be

@@ -26,6 +26,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock/airlock/broker/calls"
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/executors/wire"
 	"github.com/airlock/airlock/metrics"
 )
@@ -369,7 +370,7 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		s.inflight.Add(1)
 		defer s.inflight.Add(-1)
 		stop := s.progress(ctx, req)
-		a, err := s.o.Backend.Call(ctx, c)
+		a, err := s.o.Backend.Call(calls.WithDoor(ctx, s.door()), c)
 		stop()
 		if err != nil {
 			if ctx.Err() != nil { // the client left: the answer is dropped
@@ -381,6 +382,14 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		}
 		return result(a, e), nil
 	}
+}
+
+// door is the door of this server's calls, for their receipts.
+func (s *Server) door() string {
+	if s.o.Transport == "stdio" {
+		return receipts.DoorMCPStdio
+	}
+	return receipts.DoorMCPHTTP
 }
 
 // objectArgs is the call's arguments: absent or null is {}, anything but

@@ -6,6 +6,7 @@ import (
 
 	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/executors/wire"
 )
 
@@ -96,6 +97,7 @@ func (s *Service) serveMint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.m.SessionsMinted.Inc()
+	s.opts.Receipts.Event(receipts.KindSessionMinted, m.Session.ID, "")
 	s.log.Info("session minted", "session", m.Session.ID, "origin", origin, "expires_at", m.Session.ExpiresAt)
 	httpx.WriteJSON(w, http.StatusCreated, MintResponse{infoOf(m.Session), m.ViewCredential, m.HostCookieKey})
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/broker/relay"
 	"github.com/airlock/airlock/config"
 	"github.com/airlock/airlock/metrics"
@@ -35,6 +36,9 @@ type Options struct {
 	// StorageKey is the key view pages seal their stored notes with
 	// (LoadStorageKey); nil answers POST /local/storage-key 503.
 	StorageKey []byte
+	// Receipts records each session minted and ended, by id only; nil
+	// records nothing.
+	Receipts *receipts.Log
 }
 
 // Service mounts POST /local/sessions, POST /local/bootstrap, GET
@@ -80,6 +84,7 @@ func New(o Options) *Service {
 		Logger: o.Logger}
 	limits := storeLimits{live: o.Local.MaxSessions, tombstones: o.Local.MaxTombstones}
 	s.store = newStore(o.Clock, retention, limits, hubOpts, o.Metrics)
+	s.store.receipts = o.Receipts
 	if !o.Local.ViewKey {
 		s.log.Warn(ViewKeyOffWarning)
 	}

@@ -1,14 +1,10 @@
 package session
 
 import (
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
 
 	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/internal/httpx"
@@ -40,59 +36,17 @@ func LoadStorageKey(dataDir string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	key, err := readStorageKey(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = createStorageKey(root); err == nil {
-			key, err = readStorageKey(root)
-		}
+	key, err := datadir.Key(root, StorageKeyFile, storageKeyBytes)
+	switch {
+	case errors.Is(err, datadir.ErrKeyShared):
+		err = ErrStorageKeyShared
+	case errors.Is(err, datadir.ErrKeySize):
+		err = ErrStorageKeySize
 	}
 	if err != nil {
 		return nil, fmt.Errorf("view storage key %s: %w", StorageKeyFile, err)
 	}
 	return key, nil
-}
-
-func readStorageKey(root *os.Root) ([]byte, error) {
-	data, fi, err := datadir.ReadFile(root, StorageKeyFile, storageKeyBytes)
-	switch {
-	case err != nil:
-		return nil, err
-	case fi.Mode().Perm()&0o077 != 0:
-		return nil, ErrStorageKeyShared
-	case len(data) != storageKeyBytes:
-		return nil, ErrStorageKeySize
-	}
-	return data, nil
-}
-
-// createStorageKey writes a new key to a private temporary file and links
-// it into place, so a reader never sees a partial key and two brokers
-// starting on one data directory end up with the same one.
-func createStorageKey(root *os.Root) error {
-	key := make([]byte, storageKeyBytes)
-	_, _ = rand.Read(key) // never fails (crypto/rand)
-	var suffix [8]byte
-	_, _ = rand.Read(suffix[:])
-	tmp := StorageKeyFile + ".tmp-" + hex.EncodeToString(suffix[:])
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	defer root.Remove(tmp)
-	_, err = f.Write(key)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := root.Link(tmp, StorageKeyFile); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	return nil
 }
 
 // StorageKeyRequest is the body of POST /local/storage-key.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock/airlock/broker/contract"
+	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/broker/relay"
 	"github.com/airlock/airlock/metrics"
 )
@@ -56,6 +57,7 @@ type store struct {
 	limits    storeLimits
 	hubOpts   relay.Options
 	m         *metrics.Registry
+	receipts  *receipts.Log // a session ended (expired or DELETE), by id; nil for none
 
 	mu         sync.Mutex
 	byID       map[string]*Session
@@ -286,6 +288,7 @@ func (st *store) entomb(s *Session, at time.Time) {
 	s.tombEl = st.tombs.PushBack(s)
 	st.live--
 	st.tombstones++
+	st.receipts.Event(receipts.KindSessionExpired, s.ID, "")
 	st.evictTombstones()
 	st.gauge()
 }

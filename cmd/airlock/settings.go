@@ -143,10 +143,10 @@ func (s *settingsFlags) given(name string) bool { return s.fs.Changed(name) }
 var (
 	// serveSettings are all but airlock env's own.
 	serveSettings = []string{"listen", "metrics_listen", "listen_unix", "data", "plugins", "plugin_trust_policy", "roots", "plugin_config", "no_builtin", "log_level",
-		"shutdown_grace_ms", "standalone", "http.", "local.", "channel.", "exec.", "mcp."}
+		"shutdown_grace_ms", "standalone", "http.", "local.", "channel.", "exec.", "mcp.", "audit."}
 	// mcpSettings are an embedded broker's that never listens: its tools
 	// and their executors.
-	mcpSettings = []string{"data", "plugins", "plugin_trust_policy", "roots", "plugin_config", "no_builtin", "log_level", "shutdown_grace_ms", "exec."}
+	mcpSettings = []string{"data", "plugins", "plugin_trust_policy", "roots", "plugin_config", "no_builtin", "log_level", "shutdown_grace_ms", "exec.", "audit."}
 	// envSettings are an environment's: its tools, its executors and its
 	// connection to the broker (it never admits the bundled plugins).
 	envSettings = []string{"data", "plugins", "plugin_trust_policy", "roots", "plugin_config", "log_level", "shutdown_grace_ms",

@@ -186,3 +186,23 @@ func TestReadFileRefusesPipesAndHugeFiles(t *testing.T) {
 		t.Errorf("a file at the bound: %d bytes, %v", len(data), err)
 	}
 }
+
+func TestKeyCreatedOnceAndChecked(t *testing.T) {
+	root, err := Open(t.TempDir())
+	must(t, err)
+	defer root.Close()
+	a, err := Key(root, "k.key", 32)
+	must(t, err)
+	b, err := Key(root, "k.key", 32)
+	must(t, err)
+	if len(a) != 32 || string(a) != string(b) {
+		t.Fatal("the key changed or has the wrong size")
+	}
+	if _, err := Key(root, "k.key", 64); !errors.Is(err, ErrKeySize) {
+		t.Fatalf("wrong size: %v", err)
+	}
+	must(t, root.Chmod("k.key", 0o640))
+	if _, err := Key(root, "k.key", 32); !errors.Is(err, ErrKeyShared) {
+		t.Fatalf("shared: %v", err)
+	}
+}

@@ -38,6 +38,7 @@ const (
 	MachineClosed      Rule = "machine-closed"
 	Overloaded         Rule = "overloaded"
 	ShuttingDown       Rule = "shutting-down"
+	AuditUnavailable   Rule = "audit-unavailable"
 )
 
 // Cancelled is not a rule id: Known is false, so ParseAnswer refuses it
@@ -55,7 +56,7 @@ var Rules = []Rule{
 	UnknownTool, ArgsInvalid, ExecThrew, ExecTimeout, MemoryExhausted,
 	OutputTooLarge, OutputInvalid, HostNotAllowed, FetchFailed, BudgetExhausted, NoPage,
 	MachineUnreachable, PageTimeout, MachineTimeout, PageClosed, MachineClosed,
-	Overloaded, ShuttingDown,
+	Overloaded, ShuttingDown, AuditUnavailable,
 }
 
 var knownRules = func() map[Rule]bool {
@@ -103,6 +104,7 @@ var why = map[Rule]string{
 	MachineClosed:      "the environment went away with the call in flight",
 	Overloaded:         "the executor is at its concurrency bound",
 	ShuttingDown:       "the broker is draining",
+	AuditUnavailable:   "the receipt of the call could not be written and audit.fail is closed",
 	Cancelled:          "the caller cancelled the call",
 }
 

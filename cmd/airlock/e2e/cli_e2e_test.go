@@ -98,9 +98,10 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(rehashed, "guest.wasm"), []byte("another module"), 0o644))
 	noBuiltin := func(args ...string) []string { return append(args, "--no-builtin", "--data", t.TempDir()) }
 	missingToken := "no launch token: set AIRLOCK_LOCAL_TOKEN (or TENSORVIZ_LOCAL_TOKEN)"
+	receiptsDir, tampered := receiptsFixture(t)
 
 	cases := []cliCase{
-		{name: "airlock: no command", code: exitcode.Usage, err: "missing command: build, call, completion,"},
+		{name: "airlock: no command", code: exitcode.Usage, err: "missing command: audit, build, call, completion,"},
 		{name: "airlock: unknown command", args: []string{"sevre"}, code: exitcode.Usage, err: `unknown command "sevre"; did you mean serve?`},
 		{name: "airlock: --help", args: []string{"--help"}, code: exitcode.OK, out: "Exit codes:"},
 		{name: "airlock: --version", args: []string{"--version"}, code: exitcode.OK, out: "wazero"},
@@ -154,6 +155,14 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{name: "airlock pair ls: json", args: []string{"pair", "ls", "--data", data, "--json"}, code: exitcode.OK, out: `"name": "lab"`},
 		{name: "airlock pair rm: unknown", args: []string{"pair", "rm", "nobody", "--data", data}, code: exitcode.Failed, err: "no pairing"},
 		{name: "airlock pair rm: ok", args: []string{"pair", "rm", "lab", "--data", data}, code: exitcode.OK, err: "revoked"},
+
+		{name: "airlock audit: no command", args: []string{"audit"}, code: exitcode.Usage, err: "missing command: tail, verify"},
+		{name: "airlock audit verify: ok", args: []string{"audit", "verify", "--data", receiptsDir}, code: exitcode.OK, out: "ok: 3 records in 1 files"},
+		{name: "airlock audit verify: broken", args: []string{"audit", "verify", tampered}, code: exitcode.Refused, err: tampered + ":3: prev does not match"},
+		{name: "airlock audit verify: no receipts", args: []string{"audit", "verify", "--data", t.TempDir()}, code: exitcode.Failed, err: "no receipt files"},
+		{name: "airlock audit verify: no such FILE", args: []string{"audit", "verify", "/nonexistent/receipts.jsonl"}, code: exitcode.Usage, err: "/nonexistent/receipts.jsonl: no such file"},
+		{name: "airlock audit tail: ok", args: []string{"audit", "tail", "-n", "1", "--data", receiptsDir}, code: exitcode.OK, out: "3 "},
+		{name: "airlock audit tail: bad -n", args: []string{"audit", "tail", "-n", "0", "--data", receiptsDir}, code: exitcode.Usage, err: "-n: must be at least 1"},
 
 		{name: "airlock tools: broker", args: []string{"tools", "--broker", url}, env: tok, code: exitcode.OK, out: "fxloop"},
 		{name: "airlock tools: json", args: []string{"tools", "--broker", url, "--json"}, env: tok, code: exitcode.OK, out: `"descriptors"`},

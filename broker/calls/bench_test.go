@@ -1,0 +1,73 @@
+package calls
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/airlock/airlock/broker/receipts"
+	"github.com/airlock/airlock/config"
+	"github.com/airlock/airlock/executors/wire"
+	"github.com/airlock/airlock/plugins"
+)
+
+// BenchmarkRouterReadNotes is the bundled notes read_notes, pooled,
+// through Router.Call: receipts off, on with fsync batch, and on with
+// fsync always (cmd/airlock/PERFORMANCE.md compares them).
+func BenchmarkRouterReadNotes(b *testing.B) {
+	for _, mode := range []string{"off", receipts.FsyncBatch, receipts.FsyncAlways} {
+		b.Run("receipts="+mode, func(b *testing.B) {
+			r, c := benchRouter(b, mode)
+			ctx := WithDoor(context.Background(), receipts.DoorV1)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if a := r.Call(ctx, c); !a.OK {
+					b.Fatalf("read_notes answered %+v", a)
+				}
+			}
+		})
+	}
+}
+
+// benchRouter is a router over the bundled plugins, with a receipt log
+// when mode is an fsync policy, and a read_notes call it answers.
+func benchRouter(b *testing.B, mode string) (*Router, wire.Call) {
+	notes, data := b.TempDir(), b.TempDir()
+	if err := os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Welcome\n\nA note to read.\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := config.Load(config.Sources{Flags: map[string]any{"data": data}, Roots: map[string]string{"notes": notes}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	local, err := plugins.Open(ctx, cfg, logger, nil, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = local.Close(ctx) })
+	r := NewRouter(nil, logger, Local{Table: local.Table})
+	if mode != "off" {
+		log, err := receipts.Open(receipts.Options{Dir: data, Fsync: mode, Logger: logger})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = log.Close() })
+		r.Record(log, false)
+	}
+	rt, ok := r.resolve("notes")
+	if !ok {
+		b.Fatal("notes is not admitted")
+	}
+	c := wire.Call{V: 1, CallID: "call_1", Tool: "read_notes", DescriptorID: "notes",
+		Args: json.RawMessage(`{"path":"welcome.md"}`), BoundsEcho: rt.Descriptor.Bounds.Canonical()}
+	if a := r.Call(ctx, c); !a.OK {
+		b.Fatalf("read_notes answered %+v", a)
+	}
+	return r, c
+}
