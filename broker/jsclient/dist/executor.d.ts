@@ -88,7 +88,8 @@ export declare function outputFits(observed: JSONObject, bounds: Pick<Bounds, "m
 export declare function outputBytes(observed: JSONObject): number;
 /** normalize copies descriptors as the broker encodes them (Go's zero
  * values: an absent description is "", absent maxRequests 0, absent lists
- * empty lists), which is what boundsEcho echoes. */
+ * empty lists; an outputSchema only when a tool declares one), which is
+ * what boundsEcho echoes. */
 export declare function normalize(ds: readonly Descriptor[]): Descriptor[];
 /** utf8Length is the number of bytes s takes in UTF-8. */
 export declare function utf8Length(s: string): number;

@@ -174,11 +174,17 @@ export function outputBytes(observed) {
 }
 /** normalize copies descriptors as the broker encodes them (Go's zero
  * values: an absent description is "", absent maxRequests 0, absent lists
- * empty lists), which is what boundsEcho echoes. */
+ * empty lists; an outputSchema only when a tool declares one), which is
+ * what boundsEcho echoes. */
 export function normalize(ds) {
     return ds.map((d) => ({
         descriptorId: d.descriptorId,
-        tools: d.tools.map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema })),
+        tools: d.tools.map((t) => ({
+            name: t.name,
+            description: t.description ?? "",
+            inputSchema: t.inputSchema,
+            ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
+        })),
         bounds: normalizeBounds(d.bounds),
     }));
 }

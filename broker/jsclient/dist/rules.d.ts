@@ -21,8 +21,9 @@ export declare const PAGE_CLOSED = "page-closed";
 export declare const MACHINE_CLOSED = "machine-closed";
 export declare const OVERLOADED = "overloaded";
 export declare const SHUTTING_DOWN = "shutting-down";
+export declare const AUDIT_UNAVAILABLE = "audit-unavailable";
 /** Every rule id, in the broker's order. */
-export declare const RULES: readonly ["malformed", "unknown-field", "version-mismatch", "unattributed-call", "bounds-mismatch", "unknown-tool", "args-invalid", "exec-threw", "exec-timeout", "memory-exhausted", "output-too-large", "output-invalid", "host-not-allowed", "fetch-failed", "budget-exhausted", "no-page", "machine-unreachable", "page-timeout", "machine-timeout", "page-closed", "machine-closed", "overloaded", "shutting-down"];
+export declare const RULES: readonly ["malformed", "unknown-field", "version-mismatch", "unattributed-call", "bounds-mismatch", "unknown-tool", "args-invalid", "exec-threw", "exec-timeout", "memory-exhausted", "output-too-large", "output-invalid", "host-not-allowed", "fetch-failed", "budget-exhausted", "no-page", "machine-unreachable", "page-timeout", "machine-timeout", "page-closed", "machine-closed", "overloaded", "shutting-down", "audit-unavailable"];
 /** A rule id: the reason a call was not answered with an observation. */
 export type Rule = (typeof RULES)[number];
 /** The broker's static human text for each rule (it never quotes input). */

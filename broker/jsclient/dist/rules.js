@@ -25,6 +25,7 @@ export const PAGE_CLOSED = "page-closed";
 export const MACHINE_CLOSED = "machine-closed";
 export const OVERLOADED = "overloaded";
 export const SHUTTING_DOWN = "shutting-down";
+export const AUDIT_UNAVAILABLE = "audit-unavailable";
 /** Every rule id, in the broker's order. */
 export const RULES = [
     MALFORMED,
@@ -50,6 +51,7 @@ export const RULES = [
     MACHINE_CLOSED,
     OVERLOADED,
     SHUTTING_DOWN,
+    AUDIT_UNAVAILABLE,
 ];
 /** The broker's static human text for each rule (it never quotes input). */
 export const WHY = {
@@ -76,6 +78,7 @@ export const WHY = {
     "machine-closed": "the environment went away with the call in flight",
     "overloaded": "the executor is at its concurrency bound",
     "shutting-down": "the broker is draining",
+    "audit-unavailable": "the receipt of the call could not be written and audit.fail is closed",
 };
 /** The envelope version ("v"). */
 export const VERSION = 1;

@@ -27,6 +27,7 @@ export const PAGE_CLOSED = "page-closed";
 export const MACHINE_CLOSED = "machine-closed";
 export const OVERLOADED = "overloaded";
 export const SHUTTING_DOWN = "shutting-down";
+export const AUDIT_UNAVAILABLE = "audit-unavailable";
 
 /** Every rule id, in the broker's order. */
 export const RULES = [
@@ -53,6 +54,7 @@ export const RULES = [
   MACHINE_CLOSED,
   OVERLOADED,
   SHUTTING_DOWN,
+  AUDIT_UNAVAILABLE,
 ] as const;
 
 /** A rule id: the reason a call was not answered with an observation. */
@@ -83,6 +85,7 @@ export const WHY: Readonly<Record<Rule, string>> = {
   "machine-closed": "the environment went away with the call in flight",
   "overloaded": "the executor is at its concurrency bound",
   "shutting-down": "the broker is draining",
+  "audit-unavailable": "the receipt of the call could not be written and audit.fail is closed",
 };
 
 /** The envelope version ("v"). */

@@ -65,7 +65,7 @@ test("callIdOf reads the id of a refused call when it can", () => {
 });
 
 test("the vocabulary is the broker's", () => {
-  assert.equal(wire.RULES.length, 23);
+  assert.equal(wire.RULES.length, 24);
   assert.ok(wire.RULES.every((r) => wire.isRule(r) && wire.WHY[r].length > 0));
   assert.equal(wire.isRule("allow"), false);
   assert.equal(wire.PROTOCOL_VERSION, 1);

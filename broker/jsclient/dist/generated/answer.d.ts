@@ -17,7 +17,7 @@ export type Count = number;
 /**
  * The whole refusal vocabulary (PROTOCOL section 5.2).
  */
-export type RuleId = "malformed" | "unknown-field" | "version-mismatch" | "unattributed-call" | "bounds-mismatch" | "unknown-tool" | "args-invalid" | "exec-threw" | "exec-timeout" | "memory-exhausted" | "output-too-large" | "output-invalid" | "host-not-allowed" | "fetch-failed" | "budget-exhausted" | "no-page" | "machine-unreachable" | "page-timeout" | "machine-timeout" | "page-closed" | "machine-closed" | "overloaded" | "shutting-down";
+export type RuleId = "malformed" | "unknown-field" | "version-mismatch" | "unattributed-call" | "bounds-mismatch" | "unknown-tool" | "args-invalid" | "exec-threw" | "exec-timeout" | "memory-exhausted" | "output-too-large" | "output-invalid" | "host-not-allowed" | "fetch-failed" | "budget-exhausted" | "no-page" | "machine-unreachable" | "page-timeout" | "machine-timeout" | "page-closed" | "machine-closed" | "overloaded" | "shutting-down" | "audit-unavailable";
 export interface ObservedAnswer {
     v: EnvelopeVersion;
     callId: Identifier;

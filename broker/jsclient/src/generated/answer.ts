@@ -42,7 +42,8 @@ export type RuleId =
   | "page-closed"
   | "machine-closed"
   | "overloaded"
-  | "shutting-down";
+  | "shutting-down"
+  | "audit-unavailable";
 
 export interface ObservedAnswer {
   v: EnvelopeVersion;
