@@ -270,6 +270,10 @@ func cloneDescriptor(d wire.Descriptor) wire.Descriptor {
 		s := *d.Signer
 		d.Signer = &s
 	}
+	if d.Source != nil {
+		s := *d.Source
+		d.Source = &s
+	}
 	return d
 }
 

@@ -208,14 +208,14 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 		return false
 	}
 	e := &entry{fingerprint: fp, status: wire.PluginStatus{ID: id, Origin: src.origin}}
-	prog, m, signer, err := c.admit(ctx, id, src)
-	e.status.Version = m.Version
 	if src.origin == OriginPlugins {
 		var serr error
 		if e.status.Source, serr = ReadSource(src.fsys, id); serr != nil {
 			c.opts.Logger.Warn("plugin source record unreadable; no source shown", "plugin", id, "err", serr)
 		}
 	}
+	prog, m, signer, err := c.admit(ctx, id, src, e.status.Source)
+	e.status.Version = m.Version
 	if err == nil {
 		e.status.Signer = signer
 	}
@@ -244,8 +244,9 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 // admit reads, checks and loads one folder, which must declare its own
 // name as id: as LoadFolder does, with its signature checked between the
 // reading and the loading, so that a plugin the trust policy refuses is
-// never compiled.
-func (c *Catalog) admit(ctx context.Context, id string, src source) (*executors.Program, Manifest, *wire.Signer, error) {
+// never compiled. The admitted descriptor carries the signer and where
+// the folder was pulled from (pulled), so /v1/tools and MCP show both.
+func (c *Catalog) admit(ctx context.Context, id string, src source, pulled *wire.PluginSource) (*executors.Program, Manifest, *wire.Signer, error) {
 	m, module, err := ReadFolder(src.fsys, id, id)
 	if err != nil {
 		return nil, m, nil, err
@@ -255,7 +256,7 @@ func (c *Catalog) admit(ctx context.Context, id string, src source) (*executors.
 		return nil, m, nil, err
 	}
 	d := m.Descriptor()
-	d.Signer = signer
+	d.Signer, d.Source = signer, pulled
 	prog, err := load(ctx, c.opts.Runtime, m, d, module)
 	if err == nil {
 		checkConfig(c.opts.Logger, id, prog.ConfigNames(), c.opts.Runtime.PluginConfig())

@@ -20,8 +20,9 @@ type entry struct {
 	descriptor string
 	tool       wire.Tool
 	executor   string
-	sha256     string       // a local plugin's module hash (wire.Descriptor.SHA256)
-	signer     *wire.Signer // a signed plugin's key (wire.Descriptor.Signer)
+	sha256     string             // a local plugin's module hash (wire.Descriptor.SHA256)
+	signer     *wire.Signer       // a signed plugin's key (wire.Descriptor.Signer)
+	source     *wire.PluginSource // where a pulled plugin came from (wire.Descriptor.Source)
 	bounds     wire.Bounds
 	echo       json.RawMessage // bounds as boundsEcho: the JSON GET /v1/tools lists
 	collided   bool            // a peer's tool qualified because another tool has its name
@@ -90,7 +91,7 @@ func entries(ds []wire.Descriptor) (out map[string]*entry, left []skipped) {
 					dup[name] = true
 					continue
 				}
-				out[name] = &entry{name: name, descriptor: d.DescriptorID, tool: t, executor: d.Executor, sha256: d.SHA256, signer: d.Signer, bounds: d.Bounds, echo: echo,
+				out[name] = &entry{name: name, descriptor: d.DescriptorID, tool: t, executor: d.Executor, sha256: d.SHA256, signer: d.Signer, source: d.Source, bounds: d.Bounds, echo: echo,
 					collided: !locals && collides, others: others}
 			}
 		}
@@ -128,7 +129,7 @@ func ValidName(name string) bool {
 // same reports whether two entries list the same: a tool replaced by an
 // equal one is not a change.
 func (e *entry) same(o *entry) bool {
-	return e.descriptor == o.descriptor && e.executor == o.executor && e.sha256 == o.sha256 && e.signer.String() == o.signer.String() && e.tool.Name == o.tool.Name &&
+	return e.descriptor == o.descriptor && e.executor == o.executor && e.sha256 == o.sha256 && e.signer.String() == o.signer.String() && e.source.String() == o.source.String() && e.tool.Name == o.tool.Name &&
 		e.tool.Description == o.tool.Description && string(e.tool.InputSchema) == string(o.tool.InputSchema) &&
 		string(e.tool.OutputSchema) == string(o.tool.OutputSchema) && string(e.echo) == string(o.echo)
 }

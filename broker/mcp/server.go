@@ -305,7 +305,8 @@ const MetaPrefix = "airlock/"
 // descriptor, executor and bounds, and under MetaPrefix its executor
 // again and, for a local plugin, its module's SHA-256, which the broker
 // checked against plugin.json before it admitted it, and a signed
-// plugin's signer ({key, verified}, PROTOCOL section 8.5).
+// plugin's signer ({key, verified}, PROTOCOL section 8.5) and a pulled
+// one's source ({ref, digest, pulledAt}, section 8.1).
 func toolMeta(e *entry) sdk.Meta {
 	m := sdk.Meta{"descriptorId": e.descriptor, "executor": e.executor, "bounds": e.bounds,
 		MetaPrefix + "executor": e.executor}
@@ -314,6 +315,9 @@ func toolMeta(e *entry) sdk.Meta {
 	}
 	if e.signer != nil {
 		m[MetaPrefix+"signer"] = e.signer
+	}
+	if e.source != nil {
+		m[MetaPrefix+"source"] = e.source
 	}
 	return m
 }

@@ -49,6 +49,10 @@ type Descriptor struct {
 	Tools        []Tool  `json:"tools"`
 	Bounds       Bounds  `json:"bounds"`
 	Signer       *Signer `json:"signer,omitempty"`
+	// Source is where `airlock plugin pull` installed the plugin from
+	// (PROTOCOL section 8.1); absent for a folder dropped in by hand and
+	// for a peer's descriptor. Like Signer, the catalog sets it.
+	Source *PluginSource `json:"source,omitempty"`
 }
 
 // Limits on descriptors. They bound what an operator can ask of the broker,

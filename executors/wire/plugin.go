@@ -38,6 +38,14 @@ type Signer struct {
 	Verified bool   `json:"verified"`
 }
 
+// String is the source in one line, "" for none: ref@digest.
+func (s *PluginSource) String() string {
+	if s == nil {
+		return ""
+	}
+	return s.Ref + "@" + s.Digest
+}
+
 // String is the signer as the log and `airlock tools` show it: the key's
 // fingerprint, marked "(unverified)" when no trust policy verified it;
 // "" for none.

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -167,6 +168,16 @@ func TestPluginPushPull(t *testing.T) {
 	if s := pluginStatus(t, p)["web"]; !s.Admitted || s.Source == nil || s.Source.Digest != digest {
 		t.Errorf("GET /v1/plugins: %+v", s)
 	}
+	// GET /v1/tools and an agent's tools/list name the source too.
+	if code, body, _ := p.do("GET", "/v1/tools", map[string]string{"X-Tensorviz-Token": testToken}, nil); code != 200 ||
+		!strings.Contains(string(body), `"source":{"ref":"`+ref+`","digest":"`+digest+`"`) {
+		t.Errorf("GET /v1/tools: %d %s, want web's source", code, body)
+	}
+	mc := connectHTTP(t, p, http.Header{"X-Tensorviz-Token": {testToken}})
+	if fetch := mc.List(t)["fetch_url"]; fetch == nil || !strings.Contains(fmt.Sprint(fetch.Meta["airlock/source"]), digest) {
+		t.Errorf("MCP tools/list: fetch_url %+v, want _meta airlock/source naming %s", fetch, digest)
+	}
+	mc.Close()
 	p.Stop()
 
 	code, out, errOut = runCLI(t, env, "plugin", "pull", reg.Host+"/plugins/web@"+digest, "--install", plugins, "--plain-http")
