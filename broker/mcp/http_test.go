@@ -97,7 +97,8 @@ func TestHTTPGuards(t *testing.T) {
 }
 
 // TestHTTPInertWithoutToken: without a launch token /mcp is a plain 404,
-// whatever the request carries.
+// whatever the request carries: an initialize with a token, or a
+// stateless call.
 func TestHTTPInertWithoutToken(t *testing.T) {
 	srv := New(Options{Backend: Router(calls.NewRouter(nil, slog.New(slog.DiscardHandler))), Transport: "http"})
 	h := NewHTTP(HTTPOptions{Server: srv, Config: config.MCP{MaxSessions: 1, MaxBodyBytes: 1024, SessionIdleMs: 1000},
@@ -107,12 +108,21 @@ func TestHTTPInertWithoutToken(t *testing.T) {
 		defer cancel()
 		_ = h.Close(ctx)
 	}()
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("POST", "/mcp", bytes.NewReader(initialize))
-	req.Header.Set("Authorization", "Bearer "+token)
-	h.ServeHTTP(rec, req)
-	if rec.Code != 404 {
-		t.Errorf("inert /mcp: %d %s", rec.Code, rec.Body)
+	withToken := http.Header{"Authorization": {"Bearer " + token}}
+	for name, c := range map[string]struct {
+		header http.Header
+		body   []byte
+	}{
+		"initialize with a token": {withToken, initialize},
+		"stateless call":          {statelessHeader("tools/call", "read_notes"), statelessCall},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/mcp", bytes.NewReader(c.body))
+		req.Header = c.header
+		h.ServeHTTP(rec, req)
+		if rec.Code != 404 || strings.Contains(rec.Body.String(), "read_notes") {
+			t.Errorf("%s: inert /mcp answered %d %s", name, rec.Code, rec.Body)
+		}
 	}
 }
 

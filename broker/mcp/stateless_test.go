@@ -157,26 +157,6 @@ func TestStatelessGuards(t *testing.T) {
 	}
 }
 
-// TestStatelessInertWithoutToken: without a launch token a stateless
-// request is the plain 404 of every other.
-func TestStatelessInertWithoutToken(t *testing.T) {
-	srv := New(Options{Backend: Router(calls.NewRouter(nil, slog.New(slog.DiscardHandler))), Transport: "http"})
-	h := NewHTTP(HTTPOptions{Server: srv, Config: config.MCP{MaxSessions: 1, MaxBodyBytes: 1024, SessionIdleMs: 1000},
-		Port: func() int { return 1 }, Refused: func(string, contract.Code) {}})
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = h.Close(ctx)
-	}()
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("POST", "/mcp", bytes.NewReader(statelessCall))
-	req.Header = statelessHeader("tools/call", "read_notes")
-	h.ServeHTTP(rec, req)
-	if rec.Code != 404 || strings.Contains(rec.Body.String(), "read_notes") {
-		t.Errorf("inert /mcp: %d %s", rec.Code, rec.Body)
-	}
-}
-
 // TestStatelessDiscoverListCall: a raw 2026-07-28 client discovers the
 // revisions (the stateless one and every one with sessions), lists and
 // calls with no session, and a client of an older revision still gets a
@@ -213,14 +193,7 @@ func TestStatelessDiscoverListCall(t *testing.T) {
 // lists, calls, and hears list_changed on its subscriptions/listen stream.
 func TestStatelessSDKClient(t *testing.T) {
 	f := startStateless(t, config.MCP{MaxSessions: 4, MaxBodyBytes: 1 << 20, SessionIdleMs: 60000})
-	hc := &http.Client{Transport: tokenTransport{http.DefaultTransport}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := mcptest.ConnectAt(ctx, &sdk.StreamableClientTransport{Endpoint: f.ts.URL + "/mcp", HTTPClient: hc}, mcptest.Stateless)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := f.connectSDK(t)
 	if v := c.InitializeResult().ProtocolVersion; v != mcptest.Stateless {
 		t.Fatalf("negotiated %s", v)
 	}
@@ -291,14 +264,7 @@ func TestStatelessBounds(t *testing.T) {
 // (mcp.session_idle_ms), the client goes on listing and calling.
 func TestStatelessListenEnds(t *testing.T) {
 	f := startStateless(t, config.MCP{MaxSessions: 1, MaxBodyBytes: 1 << 20, SessionIdleMs: 100})
-	hc := &http.Client{Transport: tokenTransport{http.DefaultTransport}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := mcptest.ConnectAt(ctx, &sdk.StreamableClientTransport{Endpoint: f.ts.URL + "/mcp", HTTPClient: hc}, mcptest.Stateless)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := f.connectSDK(t)
 	testkit.Eventually(t, "the listen to end", func() bool {
 		return f.h.listens.Load() == 0 && testutil.ToFloat64(f.reg.MCPRequests.WithLabelValues("subscriptions-listen", "ok")) == 1
 	})
@@ -496,4 +462,19 @@ func TestDrainEndsListens(t *testing.T) {
 	if n := f.h.listens.Load(); n != 0 {
 		t.Errorf("%d listens still hold a place", n)
 	}
+}
+
+// connectSDK connects the SDK's client, with the token, at 2026-07-28; it
+// is closed at cleanup.
+func (f *statelessFixture) connectSDK(t *testing.T) *mcptest.Client {
+	t.Helper()
+	hc := &http.Client{Transport: tokenTransport{http.DefaultTransport}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := mcptest.ConnectAt(ctx, &sdk.StreamableClientTransport{Endpoint: f.ts.URL + "/mcp", HTTPClient: hc}, mcptest.Stateless)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
