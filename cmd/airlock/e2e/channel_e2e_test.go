@@ -95,9 +95,9 @@ func TestChannelCallThroughEnvironment(t *testing.T) {
 	if strings.Contains(m, `"lab"`) || strings.Contains(m, "machine:lab") {
 		t.Error("a pairing name appears in a metric label")
 	}
-	if !strings.Contains(env.stdout.String(), `"event":"connected"`) {
-		t.Errorf("env stdout: %q", env.stdout.String())
-	}
+	testkit.Eventually(t, "the environment's connected event", func() bool {
+		return strings.Contains(env.stdout.String(), `"event":"connected"`)
+	})
 }
 
 // TestChannelMachineUnreachable: a call for the descriptor of an
