@@ -13,6 +13,13 @@ export interface LaunchOptions {
     /** The listen address; default "127.0.0.1:0" (the broker picks a port). */
     listen?: string;
     /**
+     * An absolute path for the broker's Unix socket (`--listen-unix`), in a
+     * folder only this user can enter (mode 0700, as `$XDG_RUNTIME_DIR`
+     * is). When set, this host mints and opens its host socket over it; the
+     * broker keeps its TCP address for views (PROTOCOL section 1.3).
+     */
+    socket?: string;
+    /**
      * Extra environment for the broker (a key set to undefined is removed).
      * The launch token is always set by launch itself. An `AIRLOCK_*`
      * variable the broker does not know (`AIRLOCK_BIN`) is logged as a
@@ -29,6 +36,8 @@ interface ListeningLine {
     event: "listening";
     addr: string;
     pid: number;
+    /** The Unix socket's path, with `--listen-unix`. */
+    socket?: string;
 }
 /**
  * Launches `airlock serve` on loopback port 0 with a fresh launch token
@@ -63,6 +72,17 @@ export interface Session extends MintResponse {
     viewFragment: string;
     /** The built-in view page's URL for this session, as `airlock mint` prints it. */
     viewUrl: string;
+    /** The broker's Unix socket, when the host reaches it that way ({@link BrokerOptions.socket}). */
+    socket?: string;
+}
+/** Options of the {@link Broker} constructor. */
+export interface BrokerOptions {
+    /**
+     * The broker's Unix socket (`serve --listen-unix PATH`). When set, mint
+     * and the host socket go over it instead of TCP, with `Host: localhost`
+     * as the broker asks there; views still use `baseUrl`.
+     */
+    socket?: string;
 }
 /**
  * A running broker, known by its base URL and launch token. {@link launch}
@@ -76,7 +96,9 @@ export declare class Broker {
     readonly baseUrl: string;
     /** The broker's own origin (its built-in view page's). */
     readonly origin: string;
-    constructor(baseUrl: string, token: string);
+    /** The Unix socket this host reaches the broker over, if any. */
+    readonly socket: string | undefined;
+    constructor(baseUrl: string, token: string, opts?: BrokerOptions);
     /** Mints a workspace session (POST /local/sessions). Refusals reject with an {@link AirlockError} carrying `status`. */
     mint(opts?: MintOptions): Promise<Session>;
     /** Opens the session's host socket; see {@link connectHost}. */
@@ -84,6 +106,7 @@ export declare class Broker {
     /** The token is never serialized. */
     toJSON(): {
         baseUrl: string;
+        socket?: string;
     };
 }
 /** A broker this process launched and must stop. */

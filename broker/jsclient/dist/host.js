@@ -9,6 +9,8 @@
 // the Node host use the ws package?").
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
+import { isAbsolute } from "node:path";
 import WebSocket from "ws";
 import { Emitter } from "./emitter.js";
 import { ViewClient, bootstrap, parseFragment } from "./view.js";
@@ -36,7 +38,13 @@ export async function launch(opts = {}) {
     // and a token file flag are not passed on.
     delete env["TENSORVIZ_LOCAL_TOKEN"];
     env[LAUNCH_TOKEN_ENV] = token;
-    const args = ["serve", "--listen", opts.listen ?? "127.0.0.1:0", ...(opts.args ?? [])];
+    const args = ["serve", "--listen", opts.listen ?? "127.0.0.1:0"];
+    if (opts.socket !== undefined) {
+        if (!isAbsolute(opts.socket))
+            throw new TypeError("airlock host: socket must be an absolute path");
+        args.push("--listen-unix", opts.socket);
+    }
+    args.push(...(opts.args ?? []));
     if (args.some((a) => a === "--token-file" || a.startsWith("--token-file=") || a === "-token-file" || a.startsWith("-token-file="))) {
         throw new TypeError("airlock host: launch sets the token itself; do not pass --token-file");
     }
@@ -70,6 +78,12 @@ export async function launch(opts = {}) {
         if (lastLog && err instanceof Error)
             err.message += `: ${lastLog.slice(0, 512)}`;
         throw err;
+    }
+    if (opts.socket !== undefined && listening.socket !== opts.socket) {
+        child.kill("SIGKILL");
+        await exited;
+        release(child);
+        throw new Error("airlock host: the listening line does not name the socket asked for");
     }
     return new LaunchedBroker(`http://${listening.addr}`, token, child, exited, listening);
 }
@@ -156,13 +170,18 @@ export class Broker {
     baseUrl;
     /** The broker's own origin (its built-in view page's). */
     origin;
+    /** The Unix socket this host reaches the broker over, if any. */
+    socket;
     #token;
-    constructor(baseUrl, token) {
+    constructor(baseUrl, token, opts = {}) {
         const u = new URL(baseUrl);
         if (u.protocol !== "http:" && u.protocol !== "https:")
             throw new TypeError("airlock host: base URL must be http(s)");
+        if (opts.socket !== undefined && !isAbsolute(opts.socket))
+            throw new TypeError("airlock host: socket must be an absolute path");
         this.origin = u.origin;
         this.baseUrl = u.origin;
+        this.socket = opts.socket;
         this.#token = token;
     }
     /** Mints a workspace session (POST /local/sessions). Refusals reject with an {@link AirlockError} carrying `status`. */
@@ -172,17 +191,21 @@ export class Broker {
             body["ttlSeconds"] = opts.ttlSeconds;
         if (opts.canProposeSourceEdits !== undefined)
             body["canProposeSourceEdits"] = opts.canProposeSourceEdits;
-        const res = await fetch(`${this.baseUrl}/local/sessions`, {
+        const init = {
             method: "POST",
             headers: { "Content-Type": "application/json", [TOKEN_HEADER]: this.#token },
             body: JSON.stringify(body),
             signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
-        });
+        };
+        const res = this.socket === undefined ? await fetch(`${this.baseUrl}/local/sessions`, init) : await unixFetch(this.socket, "/local/sessions", init);
         if (res.status !== 201)
             throw await httpError(res);
         const m = (await res.json());
         const viewFragment = `${m.workspaceSessionId}.${m.viewCredential}`;
-        return { ...m, baseUrl: this.baseUrl, viewFragment, viewUrl: `${this.baseUrl}/local/view#${viewFragment}` };
+        const session = { ...m, baseUrl: this.baseUrl, viewFragment, viewUrl: `${this.baseUrl}/local/view#${viewFragment}` };
+        if (this.socket !== undefined)
+            session.socket = this.socket;
+        return session;
     }
     /** Opens the session's host socket; see {@link connectHost}. */
     connectHost(session, opts = {}) {
@@ -190,8 +213,36 @@ export class Broker {
     }
     /** The token is never serialized. */
     toJSON() {
-        return { baseUrl: this.baseUrl };
+        return this.socket === undefined ? { baseUrl: this.baseUrl } : { baseUrl: this.baseUrl, socket: this.socket };
     }
+}
+/** The largest response body read over the Unix socket (a mint answer is under 1 KiB). */
+const MAX_UNIX_BODY = 1 << 20;
+/**
+ * One request over the broker's Unix socket, answered as a fetch Response.
+ * Node's fetch cannot dial a socket path without the undici package, and
+ * node:http can; `Host: localhost` is the name the broker asks for there.
+ */
+function unixFetch(socketPath, path, init) {
+    return new Promise((resolve, reject) => {
+        const req = httpRequest({ socketPath, path, method: init.method, headers: { ...init.headers, Host: "localhost" }, signal: init.signal }, (res) => {
+            const chunks = [];
+            let size = 0;
+            res.on("data", (c) => {
+                size += c.length;
+                if (size > MAX_UNIX_BODY) {
+                    res.destroy();
+                    reject(new Error("airlock host: answer over the socket too large"));
+                    return;
+                }
+                chunks.push(c);
+            });
+            res.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0 })));
+            res.on("error", reject);
+        });
+        req.on("error", reject);
+        req.end(init.body);
+    });
 }
 /** A refusal body `{"error":{"code":...}}` as an AirlockError; the broker's message is static. */
 async function httpError(res) {
@@ -217,7 +268,7 @@ export class LaunchedBroker extends Broker {
     #child;
     /** @internal use {@link launch}. */
     constructor(baseUrl, token, child, exited, l) {
-        super(baseUrl, token);
+        super(baseUrl, token, l.socket === undefined ? {} : { socket: l.socket });
         this.#child = child;
         this.exited = exited;
         this.pid = l.pid;
@@ -322,9 +373,14 @@ export class IncomingRequest {
  * 4408), its `detail` from the broker's error frame when one came first.
  */
 export function connectHost(session, opts = {}) {
-    const url = `${session.baseUrl.replace(/^http/, "ws")}/local/ws`;
+    // Over the Unix socket, ws dials the path given in a ws+unix: URL, and
+    // the broker asks for `Host: localhost` there.
+    const url = session.socket === undefined ? `${session.baseUrl.replace(/^http/, "ws")}/local/ws` : `ws+unix://${session.socket}:/local/ws`;
+    const headers = { Cookie: `${HOST_COOKIE}=${session.hostCookieKey}`, Origin: session.launchOrigin };
+    if (session.socket !== undefined)
+        headers["Host"] = "localhost";
     const ws = new WebSocket(url, {
-        headers: { Cookie: `${HOST_COOKIE}=${session.hostCookieKey}`, Origin: session.launchOrigin },
+        headers,
         maxPayload: opts.maxPayload ?? 64 << 20,
         perMessageDeflate: false,
         handshakeTimeout: opts.handshakeTimeoutMs ?? 10_000,

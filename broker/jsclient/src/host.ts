@@ -10,6 +10,8 @@
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
+import { isAbsolute } from "node:path";
 import WebSocket from "ws";
 
 import { Emitter } from "./emitter.js";
@@ -56,6 +58,13 @@ export interface LaunchOptions {
   /** The listen address; default "127.0.0.1:0" (the broker picks a port). */
   listen?: string;
   /**
+   * An absolute path for the broker's Unix socket (`--listen-unix`), in a
+   * folder only this user can enter (mode 0700, as `$XDG_RUNTIME_DIR`
+   * is). When set, this host mints and opens its host socket over it; the
+   * broker keeps its TCP address for views (PROTOCOL section 1.3).
+   */
+  socket?: string;
+  /**
    * Extra environment for the broker (a key set to undefined is removed).
    * The launch token is always set by launch itself. An `AIRLOCK_*`
    * variable the broker does not know (`AIRLOCK_BIN`) is logged as a
@@ -73,6 +82,8 @@ interface ListeningLine {
   event: "listening";
   addr: string;
   pid: number;
+  /** The Unix socket's path, with `--listen-unix`. */
+  socket?: string;
 }
 
 /** Longest first stdout line accepted, and longest stderr line passed on whole. */
@@ -98,7 +109,12 @@ export async function launch(opts: LaunchOptions = {}): Promise<LaunchedBroker> 
   // and a token file flag are not passed on.
   delete env["TENSORVIZ_LOCAL_TOKEN"];
   env[LAUNCH_TOKEN_ENV] = token;
-  const args = ["serve", "--listen", opts.listen ?? "127.0.0.1:0", ...(opts.args ?? [])];
+  const args = ["serve", "--listen", opts.listen ?? "127.0.0.1:0"];
+  if (opts.socket !== undefined) {
+    if (!isAbsolute(opts.socket)) throw new TypeError("airlock host: socket must be an absolute path");
+    args.push("--listen-unix", opts.socket);
+  }
+  args.push(...(opts.args ?? []));
   if (args.some((a) => a === "--token-file" || a.startsWith("--token-file=") || a === "-token-file" || a.startsWith("-token-file="))) {
     throw new TypeError("airlock host: launch sets the token itself; do not pass --token-file");
   }
@@ -128,6 +144,12 @@ export async function launch(opts: LaunchOptions = {}): Promise<LaunchedBroker> 
     // The broker's last stderr line says why (its logs never hold secrets).
     if (lastLog && err instanceof Error) err.message += `: ${lastLog.slice(0, 512)}`;
     throw err;
+  }
+  if (opts.socket !== undefined && listening.socket !== opts.socket) {
+    child.kill("SIGKILL");
+    await exited;
+    release(child);
+    throw new Error("airlock host: the listening line does not name the socket asked for");
   }
   return new LaunchedBroker(`http://${listening.addr}`, token, child, exited, listening);
 }
@@ -223,6 +245,18 @@ export interface Session extends MintResponse {
   viewFragment: string;
   /** The built-in view page's URL for this session, as `airlock mint` prints it. */
   viewUrl: string;
+  /** The broker's Unix socket, when the host reaches it that way ({@link BrokerOptions.socket}). */
+  socket?: string;
+}
+
+/** Options of the {@link Broker} constructor. */
+export interface BrokerOptions {
+  /**
+   * The broker's Unix socket (`serve --listen-unix PATH`). When set, mint
+   * and the host socket go over it instead of TCP, with `Host: localhost`
+   * as the broker asks there; views still use `baseUrl`.
+   */
+  socket?: string;
 }
 
 /**
@@ -236,13 +270,17 @@ export class Broker {
   readonly baseUrl: string;
   /** The broker's own origin (its built-in view page's). */
   readonly origin: string;
+  /** The Unix socket this host reaches the broker over, if any. */
+  readonly socket: string | undefined;
   readonly #token: string;
 
-  constructor(baseUrl: string, token: string) {
+  constructor(baseUrl: string, token: string, opts: BrokerOptions = {}) {
     const u = new URL(baseUrl);
     if (u.protocol !== "http:" && u.protocol !== "https:") throw new TypeError("airlock host: base URL must be http(s)");
+    if (opts.socket !== undefined && !isAbsolute(opts.socket)) throw new TypeError("airlock host: socket must be an absolute path");
     this.origin = u.origin;
     this.baseUrl = u.origin;
+    this.socket = opts.socket;
     this.#token = token;
   }
 
@@ -251,16 +289,19 @@ export class Broker {
     const body: Record<string, unknown> = { launchOrigin: opts.launchOrigin ?? this.origin };
     if (opts.ttlSeconds !== undefined) body["ttlSeconds"] = opts.ttlSeconds;
     if (opts.canProposeSourceEdits !== undefined) body["canProposeSourceEdits"] = opts.canProposeSourceEdits;
-    const res = await fetch(`${this.baseUrl}/local/sessions`, {
+    const init = {
       method: "POST",
       headers: { "Content-Type": "application/json", [TOKEN_HEADER]: this.#token },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
-    });
+    };
+    const res = this.socket === undefined ? await fetch(`${this.baseUrl}/local/sessions`, init) : await unixFetch(this.socket, "/local/sessions", init);
     if (res.status !== 201) throw await httpError(res);
     const m = (await res.json()) as MintResponse;
     const viewFragment = `${m.workspaceSessionId}.${m.viewCredential}`;
-    return { ...m, baseUrl: this.baseUrl, viewFragment, viewUrl: `${this.baseUrl}/local/view#${viewFragment}` };
+    const session: Session = { ...m, baseUrl: this.baseUrl, viewFragment, viewUrl: `${this.baseUrl}/local/view#${viewFragment}` };
+    if (this.socket !== undefined) session.socket = this.socket;
+    return session;
   }
 
   /** Opens the session's host socket; see {@link connectHost}. */
@@ -269,9 +310,39 @@ export class Broker {
   }
 
   /** The token is never serialized. */
-  toJSON(): { baseUrl: string } {
-    return { baseUrl: this.baseUrl };
+  toJSON(): { baseUrl: string; socket?: string } {
+    return this.socket === undefined ? { baseUrl: this.baseUrl } : { baseUrl: this.baseUrl, socket: this.socket };
   }
+}
+
+/** The largest response body read over the Unix socket (a mint answer is under 1 KiB). */
+const MAX_UNIX_BODY = 1 << 20;
+
+/**
+ * One request over the broker's Unix socket, answered as a fetch Response.
+ * Node's fetch cannot dial a socket path without the undici package, and
+ * node:http can; `Host: localhost` is the name the broker asks for there.
+ */
+function unixFetch(socketPath: string, path: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ socketPath, path, method: init.method, headers: { ...init.headers, Host: "localhost" }, signal: init.signal }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_UNIX_BODY) {
+          res.destroy();
+          reject(new Error("airlock host: answer over the socket too large"));
+          return;
+        }
+        chunks.push(c);
+      });
+      res.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0 })));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(init.body);
+  });
 }
 
 /** A refusal body `{"error":{"code":...}}` as an AirlockError; the broker's message is static. */
@@ -298,7 +369,7 @@ export class LaunchedBroker extends Broker {
 
   /** @internal use {@link launch}. */
   constructor(baseUrl: string, token: string, child: ChildProcess, exited: Promise<number | null>, l: ListeningLine) {
-    super(baseUrl, token);
+    super(baseUrl, token, l.socket === undefined ? {} : { socket: l.socket });
     this.#child = child;
     this.exited = exited;
     this.pid = l.pid;
@@ -456,9 +527,13 @@ export type HostEvents = {
  * 4408), its `detail` from the broker's error frame when one came first.
  */
 export function connectHost(session: Session, opts: HostOptions = {}): Promise<HostConnection> {
-  const url = `${session.baseUrl.replace(/^http/, "ws")}/local/ws`;
+  // Over the Unix socket, ws dials the path given in a ws+unix: URL, and
+  // the broker asks for `Host: localhost` there.
+  const url = session.socket === undefined ? `${session.baseUrl.replace(/^http/, "ws")}/local/ws` : `ws+unix://${session.socket}:/local/ws`;
+  const headers: Record<string, string> = { Cookie: `${HOST_COOKIE}=${session.hostCookieKey}`, Origin: session.launchOrigin };
+  if (session.socket !== undefined) headers["Host"] = "localhost";
   const ws = new WebSocket(url, {
-    headers: { Cookie: `${HOST_COOKIE}=${session.hostCookieKey}`, Origin: session.launchOrigin },
+    headers,
     maxPayload: opts.maxPayload ?? 64 << 20,
     perMessageDeflate: false,
     handshakeTimeout: opts.handshakeTimeoutMs ?? 10_000,

@@ -1,6 +1,7 @@
 // @airlock/client/host against the real broker (AIRLOCK_BIN): launch on
-// port 0, mint, the host socket's refusals, relay both ways, requests with
-// progress, results and cancel, snapshots, expiry (4402) and shutdown.
+// port 0 (and with a Unix socket), mint, the host socket's refusals, relay
+// both ways, requests with progress, results and cancel, snapshots, expiry
+// (4402) and shutdown.
 
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -24,7 +25,8 @@ describe('host', { skip, timeout }, () => {
     if (argv) assert.deepEqual(argv.slice(1), ['serve', '--listen', '127.0.0.1:0', '--data', dir, '--no-builtin']);
     // The token is nowhere a log or a dump would find it.
     assert.doesNotMatch(JSON.stringify(broker), /token/i);
-    assert.deepEqual(Object.keys(broker).sort(), ['addr', 'baseUrl', 'exited', 'origin', 'pid']);
+    assert.deepEqual(Object.keys(broker).sort(), ['addr', 'baseUrl', 'exited', 'origin', 'pid', 'socket']);
+    assert.equal(broker.socket, undefined);
     assert.doesNotMatch(inspect(broker, { showHidden: true, depth: 5 }), /[A-Za-z0-9_-]{43}/);
   });
 
@@ -53,6 +55,43 @@ describe('host', { skip, timeout }, () => {
     const { broker } = await startBroker(t);
     const wrong = new Broker(broker.baseUrl, 'w'.repeat(43));
     await assert.rejects(wrong.mint(), (e) => e instanceof AirlockError && e.status === 401 && e.code === 'INVALID_CREDENTIALS');
+  });
+
+  test('socket: mint and the host socket over the Unix socket, the view over TCP', async (t) => {
+    const { dir, cleanup } = await dataDir();
+    t.after(cleanup);
+    const path = join(dir, 'airlock.sock');
+    const { broker } = await startBroker(t, [], { socket: path });
+    assert.equal(broker.socket, path);
+    assert.deepEqual(JSON.parse(JSON.stringify(broker)), { baseUrl: broker.baseUrl, socket: path });
+    const argv = (await readFile(`/proc/${broker.pid}/cmdline`, 'utf8').catch(() => null))?.split('\0').filter(Boolean);
+    if (argv) assert.deepEqual(argv.slice(1, 5), ['serve', '--listen', '127.0.0.1:0', '--listen-unix']);
+    const s = await broker.mint();
+    assert.equal(s.socket, path);
+    assert.equal(s.launchOrigin, broker.origin, 'the view origin stays the TCP one');
+    const host = await broker.connectHost(s);
+    const joined = next(host, 'viewState', (p) => p.state === 'connected');
+    const { view } = await openView(t, s.viewUrl);
+    await joined;
+    host.send('focusNode', { nodeId: 'over-the-socket' });
+    await stateWhere(view, (st) => st.focusNode?.nodeId === 'over-the-socket');
+    await t.test('a wrong launch token over the socket: 401', async () => {
+      const wrong = new Broker(broker.baseUrl, 'w'.repeat(43), { socket: path });
+      await assert.rejects(wrong.mint(), (e) => e instanceof AirlockError && e.status === 401 && e.code === 'INVALID_CREDENTIALS');
+    });
+    await t.test('a wrong cookie over the socket: 4401', async () => {
+      await assert.rejects(connectHost({ ...s, hostCookieKey: 'x'.repeat(43) }), closedWith(4401, 'INVALID_CREDENTIALS'));
+    });
+    await t.test('the socket is what is dialled: a missing one fails even with the right base URL', async () => {
+      const missing = new Broker(broker.baseUrl, 'w'.repeat(43), { socket: join(dir, 'missing.sock') });
+      await assert.rejects(missing.mint(), /ENOENT/);
+      await assert.rejects(connectHost({ ...s, socket: join(dir, 'missing.sock') }));
+    });
+    await t.test('a relative socket path is refused before anything starts', async () => {
+      await assert.rejects(launch({ bin: BIN, socket: 'airlock.sock' }), TypeError);
+      assert.throws(() => new Broker(broker.baseUrl, 'w'.repeat(43), { socket: 'airlock.sock' }), TypeError);
+    });
+    await host.close();
   });
 
   test('host socket: handshake, and the refusals by close code', async (t) => {

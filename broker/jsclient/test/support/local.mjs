@@ -30,13 +30,13 @@ export async function dataDir() {
 
 /**
  * Launches the broker on port 0 (bundled plugins left out: these suites
- * need only the session relay). `t.after` shuts it down and removes its
- * data directory. The broker's stderr lines are kept in `logs`.
+ * need only the session relay), with `opts` passed on to launch.
+ * `t.after` shuts it down and removes its data directory. The broker's stderr lines are kept in `logs`.
  */
-export async function startBroker(t, extraArgs = []) {
+export async function startBroker(t, extraArgs = [], opts = {}) {
   const { dir, cleanup } = await dataDir();
   const logs = [];
-  const broker = await launch({ bin: BIN, args: ['--data', dir, '--no-builtin', ...extraArgs], onLog: (l) => logs.push(l) });
+  const broker = await launch({ bin: BIN, args: ['--data', dir, '--no-builtin', ...extraArgs], onLog: (l) => logs.push(l), ...opts });
   t.after(async () => {
     await broker.shutdown().catch(() => {});
     await cleanup();
