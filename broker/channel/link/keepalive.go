@@ -22,9 +22,9 @@ const (
 
 // Keepalive pings the other end of conn every 15 s until ctx ends; a pong
 // missing for 10 s closes the connection at once, which ends its read
-// loop, unless bytes arrived (act, fed by act.ReadFrame) since the ping
-// went out. Both ends of the channel run it, so either notices a peer that
-// vanished without a close. A pong is only read while someone reads conn.
+// loop, unless act (fed by act.ReadFrame) excuses it. Both ends of the
+// channel run it, so either notices a peer that vanished without a close.
+// A pong is only read while someone reads conn.
 //
 // # Notes
 //   - A peer busy sending one long frame answers a ping only once the
@@ -32,6 +32,10 @@ const (
 //     64 MiB answer over a slow link, or on a loaded machine, takes longer
 //     than the pong bound. Bytes still arriving are proof enough that the
 //     peer is there.
+//   - A reader handling the frame it has just read (parsing a 64 MiB
+//     answer takes seconds under load) reads no pong until it is done, so
+//     a pong missed then, or before the reader came back, proves nothing
+//     either.
 func Keepalive(ctx context.Context, conn *websocket.Conn, act *Activity) {
 	keepalive(ctx, conn, act, pingEvery, PingTimeout)
 }
@@ -49,30 +53,40 @@ func keepalive(ctx context.Context, conn *websocket.Conn, act *Activity, every, 
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		err := conn.Ping(pctx)
 		cancel()
-		if err != nil && ctx.Err() == nil && !act.readSince(sent) {
+		if err != nil && ctx.Err() == nil && !act.excuses(sent) {
 			_ = conn.CloseNow()
 			return
 		}
 	}
 }
 
-// Activity notes when a connection last received bytes of a frame, for
-// Keepalive. Its zero value is ready to use.
-type Activity struct{ last atomic.Int64 }
+// Activity notes, for Keepalive, when a connection last received bytes
+// of a frame or its reader came back for the next one, and whether the
+// reader is away handling a frame. Its zero value is ready to use.
+type Activity struct {
+	last atomic.Int64
+	away atomic.Bool
+}
 
-// ReadFrame is frame.Read, noting each read of the frame.
+// ReadFrame is frame.Read, noting the reader's return and each read of
+// the frame; from its return until the next ReadFrame the reader is away.
 func (a *Activity) ReadFrame(conn *websocket.Conn, limit int64) ([]byte, error) {
+	a.away.Store(false)
+	a.Note()
+	defer a.away.Store(true)
 	return frame.ReadNoting(conn, limit, a)
 }
 
 // Note records that bytes of a frame arrived now (frame.Noter).
 func (a *Activity) Note() { a.last.Store(a.now()) }
 
-// now is a monotonic reading that readSince compares against.
+// now is a monotonic reading that excuses compares against.
 func (a *Activity) now() int64 { return time.Since(epoch).Nanoseconds() }
 
-// readSince reports whether bytes arrived at or after t.
-func (a *Activity) readSince(t int64) bool { return a.last.Load() >= t }
+// excuses reports whether a pong missing since t proves nothing: the
+// reader is away handling a frame, or it read bytes or came back at or
+// after t.
+func (a *Activity) excuses(t int64) bool { return a.away.Load() || a.last.Load() >= t }
 
 // epoch anchors Activity's monotonic readings.
 var epoch = time.Now()

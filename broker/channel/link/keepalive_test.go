@@ -79,3 +79,61 @@ func TestKeepaliveCutsASilentPeer(t *testing.T) {
 		t.Fatal("a silent peer was not cut within a minute")
 	}
 }
+
+// TestKeepaliveSparesAReaderAtWork: while the reader handles a frame it
+// has read (a 64 MiB answer takes seconds to parse on a loaded machine),
+// the peer's pong waits unread behind it and the pong bound passes; that
+// proves nothing about the peer, and the connection is kept.
+func TestKeepaliveSparesAReaderAtWork(t *testing.T) {
+	pings := make(chan struct{}, 64)
+	server, client := frametest.PairDial(t, &websocket.DialOptions{OnPingReceived: func(context.Context, []byte) bool {
+		select {
+		case pings <- struct{}{}:
+		default:
+		}
+		return true
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The client reads, so it answers every ping at once.
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		for {
+			if _, _, err := client.Read(ctx); err != nil {
+				return
+			}
+		}
+	}()
+	var act Activity
+	kctx, kcancel := context.WithCancel(context.Background())
+	pinged := make(chan struct{})
+	go func() { defer close(pinged); keepalive(kctx, server, &act, 10*time.Millisecond, 20*time.Millisecond) }()
+	t.Cleanup(func() { kcancel(); <-pinged })
+
+	if err := client.Write(ctx, websocket.MessageText, []byte("work")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := act.ReadFrame(server, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	// At work: three pings reach the client. Each after the first was sent
+	// only once the one before it had gone unanswered past its bound and
+	// the keepalive had kept the connection.
+	for i := range 3 {
+		select {
+		case <-pings:
+		case <-closed:
+			t.Fatalf("the keepalive cut the connection while its reader was at work (after %d pings)", i)
+		case <-ctx.Done():
+			t.Fatal("no ping within a minute")
+		}
+	}
+	if err := client.Write(ctx, websocket.MessageText, []byte("after")); err != nil {
+		t.Fatalf("the connection was cut while its reader was at work: %v", err)
+	}
+	data, err := act.ReadFrame(server, 1<<20)
+	if err != nil || string(data) != "after" {
+		t.Fatalf("read after the work: %q, %v", data, err)
+	}
+}

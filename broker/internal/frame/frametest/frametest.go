@@ -17,6 +17,13 @@ import (
 // test, and the client's end, which writes. Both are closed at cleanup.
 func Pair(t *testing.T) (server, client *websocket.Conn) {
 	t.Helper()
+	return PairDial(t, nil)
+}
+
+// PairDial is Pair with the client dialled with opts (a ping counter, for
+// instance).
+func PairDial(t *testing.T, opts *websocket.DialOptions) (server, client *websocket.Conn) {
+	t.Helper()
 	accepted := make(chan *websocket.Conn, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
@@ -28,7 +35,7 @@ func Pair(t *testing.T) (server, client *websocket.Conn) {
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
