@@ -38,9 +38,11 @@ func (l *Lines) Initialize() error {
 }
 
 // Discover starts at Stateless instead (server/discover); every request
-// after it carries the revision and capabilities in its _meta.
+// after it carries in its _meta what the SDK's client puts there: the
+// revision, the client and its capabilities.
 func (l *Lines) Discover() error {
-	l.meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + Stateless + `","io.modelcontextprotocol/clientCapabilities":{}}`
+	l.meta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"lines","version":"1"},` +
+		`"io.modelcontextprotocol/protocolVersion":"` + Stateless + `"}`
 	_, err := l.request("server/discover", "{}")
 	return err
 }
