@@ -539,7 +539,7 @@ func BenchmarkHTTPCallStatelessRaw(b *testing.B) {
 	// The _meta the SDK's client sends: the revision, the client and its
 	// capabilities.
 	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_notes","arguments":{"path":"a"},"_meta":{` +
-		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
 	b.ReportAllocs()
 	for b.Loop() {

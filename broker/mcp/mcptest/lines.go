@@ -41,7 +41,7 @@ func (l *Lines) Initialize() error {
 // after it carries in its _meta what the SDK's client puts there: the
 // revision, the client and its capabilities.
 func (l *Lines) Discover() error {
-	l.meta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"lines","version":"1"},` +
+	l.meta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"lines","version":"1"},` +
 		`"io.modelcontextprotocol/protocolVersion":"` + Stateless + `"}`
 	_, err := l.request("server/discover", "{}")
 	return err

@@ -190,7 +190,7 @@ func startLines(b *testing.B, env []string, notes, revision string) (*mcptest.Li
 // /mcp by a plain HTTP client: the request's bytes and headers as the
 // SDK's client sends them, the SSE answer read to its end.
 func statelessPost(b *testing.B, url string) func() {
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},` +
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"` + mcptest.Stateless +
 		`"},"name":"read_notes","arguments":{"path":"a.md"}}}`)
 	header := http.Header{"Authorization": {"Bearer " + testToken}, "Content-Type": {"application/json"},
