@@ -225,7 +225,7 @@ func TestHTTPIdleSessionEnds(t *testing.T) {
 
 // initSession initializes an MCP session on the /mcp of base and returns
 // its id, failing the test unless the answer is 200 with an id.
-func initSession(t *testing.T, base string) string {
+func initSession(t testing.TB, base string) string {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader(initialize))
 	req.Header = mcpHeader()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,7 +38,7 @@ type statelessFixture struct {
 	calls atomic.Int64
 }
 
-func startStateless(t *testing.T, cfg config.MCP) *statelessFixture {
+func startStateless(t testing.TB, cfg config.MCP) *statelessFixture {
 	t.Helper()
 	f := &statelessFixture{src: &source{}, reg: metrics.New()}
 	counted := wire.ExecutorFunc(func(ctx context.Context, c wire.Call) wire.Answer {
@@ -477,4 +478,81 @@ func (f *statelessFixture) connectSDK(t *testing.T) *mcptest.Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// BenchmarkHTTPCallStateless is one stateless tools/call on /mcp with the
+// SDK's client, against an executor that answers at once.
+func BenchmarkHTTPCallStateless(b *testing.B) {
+	f := startStateless(b, config.MCP{MaxSessions: 4, MaxBodyBytes: 1 << 20, SessionIdleMs: 60000})
+	hc := &http.Client{Transport: tokenTransport{http.DefaultTransport}}
+	ctx := context.Background()
+	c, err := mcptest.ConnectAt(ctx, &sdk.StreamableClientTransport{Endpoint: f.ts.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, mcptest.Stateless)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	args := json.RawMessage(`{"path":"a.md"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := c.CallTool(ctx, &sdk.CallToolParams{Name: "read_notes", Arguments: args}); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkHTTPCallSessionRaw is BenchmarkHTTPCallStatelessRaw in a
+// session (2025-11-25): the floor of a tools/call on /mcp.
+func BenchmarkHTTPCallSessionRaw(b *testing.B) {
+	f := startStateless(b, config.MCP{MaxSessions: 4, MaxBodyBytes: 1 << 20, SessionIdleMs: 60000})
+	header := mcpHeader()
+	header.Set("Mcp-Session-Id", initSession(b, f.ts.URL))
+	header.Set("Mcp-Protocol-Version", mcptest.Revision)
+	post := func(body []byte) (int, []byte) {
+		req, _ := http.NewRequest("POST", f.ts.URL+"/mcp", bytes.NewReader(body))
+		req.Header = header
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, data
+	}
+	if status, data := post([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); status != http.StatusAccepted {
+		b.Fatalf("initialized: %d %s", status, data)
+	}
+	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_notes","arguments":{"path":"a"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if status, data := post(call); status != http.StatusOK || !bytes.Contains(data, []byte(`"structuredContent"`)) {
+			b.Fatalf("%d %s", status, data)
+		}
+	}
+}
+
+// BenchmarkHTTPCallStatelessRaw is BenchmarkHTTPCallStateless with a
+// plain HTTP client posting the request's bytes: what the server side
+// alone costs.
+func BenchmarkHTTPCallStatelessRaw(b *testing.B) {
+	f := startStateless(b, config.MCP{MaxSessions: 4, MaxBodyBytes: 1 << 20, SessionIdleMs: 60000})
+	header := statelessHeader("tools/call", "read_notes")
+	// The _meta the SDK's client sends: the revision, the client and its
+	// capabilities.
+	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_notes","arguments":{"path":"a"},"_meta":{` +
+		`"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", f.ts.URL+"/mcp", bytes.NewReader(call))
+		req.Header = header
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(data, []byte(`"structuredContent"`)) {
+			b.Fatalf("%d %s", resp.StatusCode, data)
+		}
+	}
 }

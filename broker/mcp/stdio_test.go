@@ -254,3 +254,48 @@ func mustID(t *testing.T, v any) jsonrpc.ID {
 	}
 	return id
 }
+
+// BenchmarkStdioCallStateless is BenchmarkStdioCall at 2026-07-28: the
+// SDK's client discovers instead of initializing and writes the revision
+// and its capabilities into every request's _meta.
+func BenchmarkStdioCallStateless(b *testing.B) {
+	srv, _, inW, outR, _ := stdioServer()
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := mcptest.ConnectAt(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, mcptest.Stateless)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	args := json.RawMessage(`{"path":"a.md"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		// Params of its own each call: the client writes _meta into them.
+		if res, err := c.CallTool(ctx, &sdk.CallToolParams{Name: "read_notes", Arguments: args}); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	_ = inW.Close()
+}
+
+// BenchmarkStdioCallLinesStateless is BenchmarkStdioCallLines at
+// 2026-07-28 (server/discover, then _meta in every request): what the
+// server side alone costs at that revision.
+func BenchmarkStdioCallLinesStateless(b *testing.B) {
+	srv, _, inW, outR, served := stdioServer()
+	defer srv.Close()
+	c := mcptest.NewLines(inW, outR)
+	if err := c.Discover(); err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"path":"a.md"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Call("read_notes", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = inW.Close()
+	<-served
+	_ = outR.Close()
+}

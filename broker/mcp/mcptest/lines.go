@@ -15,10 +15,11 @@ import (
 // is seen without what the SDK's client costs (its JSON codec allocates a
 // 32 KiB buffer for each value it unmarshals).
 type Lines struct {
-	w   io.Writer
-	r   *bufio.Reader
-	id  int64
-	buf []byte
+	w    io.Writer
+	r    *bufio.Reader
+	id   int64
+	buf  []byte
+	meta string // the _meta member every request carries, after Discover
 }
 
 // NewLines is a client writing requests to w and reading responses from r.
@@ -33,6 +34,16 @@ func (l *Lines) Initialize() error {
 		return err
 	}
 	_, err := io.WriteString(l.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return err
+}
+
+// Discover starts at Stateless instead (server/discover); every request
+// after it carries in its _meta what the SDK's client puts there: the
+// revision, the client and its capabilities.
+func (l *Lines) Discover() error {
+	l.meta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"lines","version":"1"},` +
+		`"io.modelcontextprotocol/protocolVersion":"` + Stateless + `"}`
+	_, err := l.request("server/discover", "{}")
 	return err
 }
 
@@ -64,6 +75,13 @@ func (l *Lines) request(method, params string) (json.RawMessage, error) {
 	b := append(l.buf[:0], `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, l.id, 10)
 	b = append(append(append(b, `,"method":"`...), method...), `","params":`...)
+	if l.meta != "" {
+		// params is an object: the _meta goes in as its first member.
+		b = append(append(b, '{'), l.meta...)
+		if params = params[1:]; params != "}" {
+			b = append(b, ',')
+		}
+	}
 	b = append(append(b, params...), "}\n"...)
 	l.buf = b
 	if _, err := l.w.Write(b); err != nil {

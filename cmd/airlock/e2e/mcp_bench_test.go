@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,8 +27,10 @@ import (
 // with the SDK's client at each protocol revision (an `airlock mcp` of
 // its own for each); tools/call over the same broker's /mcp in a session
 // (2025-11-25) and stateless (2026-07-28); and tools/call to one more
-// `airlock mcp` with a minimal line client (mcptest.Lines: what the
-// server side costs without the SDK's client). It reports each way's
+// `airlock mcp` with a minimal line client (mcptest.Lines), at 2025-11-25
+// and at 2026-07-28, and stateless tools/call on /mcp with a plain HTTP
+// client posting the request's bytes: what the server side costs without
+// the SDK's client. It reports each way's
 // mean time per call and the ratio of its median call to /v1's. Run
 // without -race (see cmd/airlock/PERFORMANCE.md for the figures).
 func BenchmarkMCPReadNotes(b *testing.B) {
@@ -100,13 +104,21 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		c := connect(&sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, revision)
 		ways = append(ways, benchWay{name: "http-" + revision, call: sdkCall("http-"+revision, c)})
 	}
-	lines, stopLines := startLines(b, env, notes)
-	defer stopLines()
-	ways = append(ways, benchWay{name: "stdio-lines", call: func() {
-		if _, err := lines.Call("read_notes", args); err != nil {
-			b.Fatal(err)
+	for _, revision := range []string{mcptest.Revision, mcptest.Stateless} {
+		lines, stopLines := startLines(b, env, notes, revision)
+		defer stopLines()
+		name := "stdio-lines"
+		if revision == mcptest.Stateless {
+			name += "-" + revision
 		}
-	}})
+		ways = append(ways, benchWay{name: name, call: func() {
+			if _, err := lines.Call("read_notes", args); err != nil {
+				b.Fatal(err)
+			}
+		}})
+	}
+	post := statelessPost(b, base+"/mcp")
+	ways = append(ways, benchWay{name: "http-raw-" + mcptest.Stateless, call: post})
 
 	// The ways are interleaved, one call each per iteration, so that a
 	// change in the machine's load weighs on all of them alike.
@@ -145,8 +157,9 @@ type benchWay struct {
 	took []time.Duration
 }
 
-// startLines starts `airlock mcp` on pipes with a line client, initialized.
-func startLines(b *testing.B, env []string, notes string) (*mcptest.Lines, func()) {
+// startLines starts `airlock mcp` on pipes with a line client, initialized
+// at revision (discovered, at mcptest.Stateless).
+func startLines(b *testing.B, env []string, notes, revision string) (*mcptest.Lines, func()) {
 	cmd := exec.Command(binPath, "mcp", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
 	cmd.Env = env
 	in, err := cmd.StdinPipe()
@@ -162,9 +175,42 @@ func startLines(b *testing.B, env []string, notes string) (*mcptest.Lines, func(
 	}
 	stop := func() { _ = in.Close(); _ = cmd.Wait() }
 	lines := mcptest.NewLines(in, out)
-	if err := lines.Initialize(); err != nil {
+	start := lines.Initialize
+	if revision == mcptest.Stateless {
+		start = lines.Discover
+	}
+	if err := start(); err != nil {
 		stop()
 		b.Fatal(err)
 	}
 	return lines, stop
+}
+
+// statelessPost is one stateless (2026-07-28) tools/call of read_notes on
+// /mcp by a plain HTTP client: the request's bytes and headers as the
+// SDK's client sends them, the SSE answer read to its end.
+func statelessPost(b *testing.B, url string) func() {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"` + mcptest.Stateless +
+		`"},"name":"read_notes","arguments":{"path":"a.md"}}}`)
+	header := http.Header{"Authorization": {"Bearer " + testToken}, "Content-Type": {"application/json"},
+		"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {mcptest.Stateless},
+		"Mcp-Method": {"tools/call"}, "Mcp-Name": {"read_notes"}}
+	hc := &http.Client{}
+	return func() {
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header = header.Clone()
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(data, []byte(`"structuredContent"`)) || bytes.Contains(data, []byte(`"isError":true`)) {
+			b.Fatalf("stateless POST: %d %s %v", resp.StatusCode, data, err)
+		}
+	}
 }
