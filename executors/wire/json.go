@@ -92,7 +92,20 @@ func isNumber(raw json.RawMessage) bool {
 // sorted, no insignificant white space, numbers in their shortest form. Two
 // values are equal as canonical JSON when their canonical encodings are
 // byte-equal.
+//
+// Most values arrive canonical already (a call's args as a client
+// writes them, a descriptor's bounds as json.Marshal writes them): when
+// one scan finds raw is, it is returned as it is, a view of raw (capacity
+// cut), without decoding and re-encoding it.
 func Canonical(raw json.RawMessage) ([]byte, error) {
+	if canonical(raw) {
+		return raw[:len(raw):len(raw)], nil
+	}
+	return recode(raw)
+}
+
+// recode is Canonical by decoding raw and encoding it again.
+func recode(raw json.RawMessage) ([]byte, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fail(Malformed, "not valid JSON")
