@@ -93,10 +93,10 @@ func isNumber(raw json.RawMessage) bool {
 // values are equal as canonical JSON when their canonical encodings are
 // byte-equal.
 //
-// Most values arrive canonical already (a call's args as a client
-// writes them, a descriptor's bounds as json.Marshal writes them): when
-// one scan finds raw is, it is returned as it is, a view of raw (capacity
-// cut), without decoding and re-encoding it.
+// A value one scan finds canonical already (many a call's args) is
+// returned as it is, a view of raw (capacity cut), without decoding and
+// encoding it again (executors/RATIONALE.md, "Why does `wire.Canonical`
+// return canonical input as it is?").
 func Canonical(raw json.RawMessage) ([]byte, error) {
 	if canonical(raw) {
 		return raw[:len(raw):len(raw)], nil
