@@ -31,8 +31,9 @@ func loadKey(root *os.Root) ([]byte, error) {
 
 // argsHMAC is the hex HMAC-SHA256 of args' canonical JSON (sorted keys,
 // no white space): the same arguments sent with other spacing or key
-// order have the same HMAC. macs holds HMACs keyed with key, reset after
-// each use: keying one costs two hashers and two blocks of hashing.
+// order have the same HMAC. macs holds HMACs keyed with the log's key,
+// reset after each use: keying one costs two hashers and two blocks of
+// hashing.
 func argsHMAC(macs *sync.Pool, args []byte) string {
 	canon, err := wire.Canonical(args)
 	if err != nil {

@@ -59,7 +59,8 @@ type Options struct {
 // processes may share one log (a broker and `airlock mcp` on one data
 // directory): each append holds an exclusive lock on the file and first
 // reads the record another process may have appended, so the chain goes
-// on across them.
+// on across them. The lock is kept between appends while they keep
+// coming (lease, LeaseIdle, LeaseMax).
 type Log struct {
 	opts Options
 	macs *sync.Pool // argsHMAC's, keyed with receipts.key
@@ -315,7 +316,8 @@ const maxAcquire = 8
 
 // acquire locks File for one append: it opens File (creating it) when
 // this log holds none, or when the file it holds is no longer File (it
-// was removed, replaced, or rotated by another process), locks it, and
+// was removed, replaced, or rotated by another process), locks it
+// unless a lease holds the lock already, and
 // reads what was appended since this log last wrote (another process's
 // records, whose last the chain then continues from; a torn final line
 // left by a crash, which is cut). A file removed under the broker would
