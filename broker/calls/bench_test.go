@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/airlock/airlock/broker/receipts"
 	"github.com/airlock/airlock/config"
@@ -31,6 +33,47 @@ func BenchmarkRouterReadNotes(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRouterReceiptCost calls read_notes through two routers, one
+// without receipts and one with them (fsync batch, then always), turn
+// about, call by call, so that both see the same load from whatever else
+// the machine runs; it reports the ratio of their median call times
+// (receipts/off), the figure cmd/airlock/PERFORMANCE.md holds to 1.05×
+// under batch.
+func BenchmarkRouterReceiptCost(b *testing.B) {
+	for _, mode := range []string{receipts.FsyncBatch, receipts.FsyncAlways} {
+		b.Run("receipts="+mode, func(b *testing.B) {
+			plain, c := benchRouter(b, "off")
+			recording, _ := benchRouter(b, mode)
+			ctx := WithDoor(context.Background(), receipts.DoorV1)
+			var took [2][]time.Duration // off, on
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				for j := range 2 {
+					k := (i + j) % 2 // who goes first alternates
+					r := plain
+					if k == 1 {
+						r = recording
+					}
+					start := time.Now()
+					if a := r.Call(ctx, c); !a.OK {
+						b.Fatalf("read_notes answered %+v", a)
+					}
+					took[k] = append(took[k], time.Since(start))
+				}
+			}
+			on, off := median(took[1]), median(took[0])
+			b.ReportMetric(float64(on)/float64(off), "receipts/off")
+			b.ReportMetric(float64(on-off), "receipt-ns")
+		})
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 // benchRouter is a router over the bundled plugins, with a receipt log

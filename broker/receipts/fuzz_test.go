@@ -2,10 +2,14 @@ package receipts
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/airlock/airlock/executors/wire"
 )
 
 // chainFile is a log of n records as the writer produces it.
@@ -75,6 +79,31 @@ func FuzzVerify(f *testing.F) {
 			if rep.Torn == "" {
 				t.Fatalf("the last line end flipped: no torn note: %+v", rep)
 			}
+		}
+	})
+}
+
+// FuzzAppendLine holds the hand-written line to json.Marshal's bytes, for
+// plain records and for any other (which take json.Marshal's path).
+func FuzzAppendLine(f *testing.F) {
+	f.Add(uint64(1), "call", "v1", "machine:box", "notes", "read_notes", "call_1", "ok", "", 0.5, int64(1700000000123456789), 3, 10, true)
+	f.Add(uint64(99), "plugin-admitted", "", "", "", "", "", "", "p<&>\u2028\"\\é", 1e-7, int64(-62135596800000000), 0, 0, false)
+	f.Add(uint64(1<<63), "session-minted", "x\x00y", "", "", "", "", "", "s", 1e21, int64(0), -1, 1<<40, true)
+	f.Fuzz(func(t *testing.T, seq uint64, kind, door, executor, descriptor, tool, callID, outcome, id string,
+		ms float64, nanos int64, used, limit int, budget bool) {
+		r := Record{Seq: seq, Prev: Genesis, Time: time.Unix(0, nanos).UTC(), Kind: Kind(kind), Door: door,
+			Executor: executor, Descriptor: descriptor, Tool: tool, CallID: callID, ArgsHMAC: id, Bounds: id,
+			Module: descriptor, Outcome: outcome, ID: id, DurationMs: &ms}
+		if budget {
+			r.Budget = &wire.Budget{RequestsUsed: used, RequestsLimit: limit}
+		}
+		if nanos%3 == 0 {
+			r.DurationMs = nil
+		}
+		want, werr := json.Marshal(&r)
+		got, gerr := appendLine([]byte("x"), &r)
+		if (werr == nil) != (gerr == nil) || (werr == nil && !bytes.Equal(got[1:], want)) {
+			t.Fatalf("appendLine\n%s, %v\njson.Marshal\n%s, %v", got, gerr, want, werr)
 		}
 	})
 }

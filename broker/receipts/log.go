@@ -59,16 +59,18 @@ type Options struct {
 // processes may share one log (a broker and `airlock mcp` on one data
 // directory): each append holds an exclusive lock on the file and first
 // reads the record another process may have appended, so the chain goes
-// on across them.
+// on across them. The lock is kept between appends while they keep
+// coming (lease, LeaseIdle, LeaseMax).
 type Log struct {
 	opts Options
-	key  []byte
+	macs *sync.Pool // argsHMAC's, keyed with receipts.key
 	m    *metrics.Registry
 
 	mu     sync.Mutex
 	root   *os.Root
-	path   string // File's path, for the check at each append
 	f      *os.File
+	locked bool // f's flock is held (between appends too: lease)
+	lease  lease
 	id     fs.FileInfo // f's identity, to compare with the path's
 	size   int64       // bytes of f known to this log, all complete lines; -1 unknown
 	seq    uint64      // the last record written
@@ -103,16 +105,15 @@ func Open(o Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := datadir.Resolve(o.Dir)
+	l := &Log{opts: o, root: root, m: metrics.OrNew(o.Metrics), size: -1, prev: Genesis}
+	l.lease.timer = time.AfterFunc(time.Hour, l.expire)
+	l.lease.timer.Stop()
+	key, err := loadKey(root)
 	if err != nil {
 		root.Close()
 		return nil, err
 	}
-	l := &Log{opts: o, root: root, path: filepath.Join(dir, File), m: metrics.OrNew(o.Metrics), size: -1, prev: Genesis}
-	if l.key, err = loadKey(root); err != nil {
-		root.Close()
-		return nil, err
-	}
+	l.macs = macPool(key)
 	if last, err := l.lastRotated(); err != nil {
 		root.Close()
 		return nil, err
@@ -124,7 +125,7 @@ func Open(o Options) (*Log, error) {
 		root.Close()
 		return nil, err
 	}
-	l.release()
+	l.unlock()
 	l.healthy.Store(true)
 	if o.Fsync == FsyncBatch {
 		l.stop, l.done = make(chan struct{}), make(chan struct{})
@@ -210,7 +211,7 @@ func (l *Log) Ready() bool {
 	if l.root == nil || l.acquire() != nil {
 		return false
 	}
-	l.release()
+	l.unlock()
 	return true
 }
 
@@ -219,7 +220,7 @@ func (l *Log) Ready() bool {
 func (l *Log) Unwritten() { l.m.ReceiptFailures.Inc() }
 
 // Args is the HMAC of a call's arguments under the log's key.
-func (l *Log) Args(args []byte) string { return argsHMAC(l.key, args) }
+func (l *Log) Args(args []byte) string { return argsHMAC(l.macs, args) }
 
 // BoundsDigest is the hex SHA-256 of the canonical bounds.
 func BoundsDigest(b wire.Bounds) string {
@@ -270,13 +271,13 @@ func (l *Log) Append(r Record) error {
 	return nil
 }
 
-func (l *Log) append(r *Record) error {
+func (l *Log) append(r *Record) (err error) {
 	if err := l.acquire(); err != nil {
 		return err
 	}
-	defer l.release()
+	defer func() { l.release(err == nil) }()
 	r.Seq, r.Prev = l.seq+1, l.prev
-	line, err := marshal(r)
+	line, err := appendLine(l.buf[:0], r)
 	if err != nil {
 		return err
 	}
@@ -286,12 +287,12 @@ func (l *Log) append(r *Record) error {
 		}
 		if r.Seq != l.seq+1 { // another process wrote the new file first
 			r.Seq, r.Prev = l.seq+1, l.prev
-			if line, err = marshal(r); err != nil {
+			if line, err = appendLine(line[:0], r); err != nil {
 				return err
 			}
 		}
 	}
-	l.buf = append(append(l.buf[:0], line...), '\n')
+	l.buf = append(line, '\n')
 	n, err := l.f.WriteAt(l.buf, l.size)
 	if err == nil && l.opts.Fsync == FsyncAlways {
 		err = l.f.Sync()
@@ -315,7 +316,8 @@ const maxAcquire = 8
 
 // acquire locks File for one append: it opens File (creating it) when
 // this log holds none, or when the file it holds is no longer File (it
-// was removed, replaced, or rotated by another process), locks it, and
+// was removed, replaced, or rotated by another process), locks it
+// unless a lease holds the lock already, and
 // reads what was appended since this log last wrote (another process's
 // records, whose last the chain then continues from; a torn final line
 // left by a crash, which is cut). A file removed under the broker would
@@ -327,24 +329,26 @@ func (l *Log) acquire() error {
 				return err
 			}
 		}
-		if err := lockFile(l.f); err != nil {
+		if err := l.lock(); err != nil {
 			return err
 		}
-		// One lookup of the path says whether it still names the file
-		// held and how long that file is. It is looked up whole (one
-		// system call, not os.Root's walk): a folder swapped on the way
-		// makes it another file, which is then opened through the root.
-		if li, err := os.Lstat(l.path); err == nil && os.SameFile(l.id, li) {
+		// One lookup of File in the folder the root holds (one system
+		// call: a single name needs no walk) says whether it still
+		// names the file held and how long that file is. It is made at
+		// every append, lease or not: only the writers of the log take
+		// its lock, and a file removed, replaced or renamed away by
+		// anyone else must not take the next receipt.
+		if li, err := l.root.Lstat(File); err == nil && os.SameFile(l.id, li) {
 			if li.Size() == l.size {
 				return nil
 			}
 			if err = l.catchUp(li.Size()); err == nil {
 				return nil
 			}
-			l.release()
+			l.unlock()
 			return err
 		}
-		l.release()
+		l.unlock()
 		l.f.Close()
 		l.f, l.id, l.size = nil, nil, -1
 	}
@@ -363,7 +367,7 @@ func (l *Log) openFile() error {
 		f.Close()
 		return err
 	}
-	l.f, l.id, l.size = f, id, -1
+	l.f, l.id, l.size, l.locked = f, id, -1, false
 	return nil
 }
 
@@ -385,8 +389,84 @@ func (l *Log) catchUp(size int64) error {
 	return l.adopt(last)
 }
 
-// release unlocks the file acquire locked.
-func (l *Log) release() { unlockFile(l.f) }
+// lock takes f's flock unless this log holds it already (a lease).
+func (l *Log) lock() error {
+	if l.locked {
+		return nil
+	}
+	if err := lockFile(l.f); err != nil {
+		return err
+	}
+	l.locked, l.lease.since = true, time.Now()
+	return nil
+}
+
+// unlock lets f's flock go.
+func (l *Log) unlock() {
+	if l.locked {
+		unlockFile(l.f)
+		l.locked = false
+	}
+}
+
+// release ends an append: a failed one lets the lock go; a written one
+// keeps it as a lease, for the next receipt to skip the lock and its
+// release (two system calls), unless the lease was just cut to let
+// another writer in (expire).
+func (l *Log) release(written bool) {
+	now := time.Now()
+	if !written || now.Before(l.lease.open) {
+		l.unlock()
+		return
+	}
+	l.lease.last = now
+	if !l.lease.armed {
+		l.lease.armed = true
+		l.lease.timer.Reset(LeaseIdle)
+	}
+}
+
+// Lease bounds: the lock on File is let go once no receipt was written
+// for LeaseIdle, and at the latest LeaseMax after it was taken; then,
+// for LeaseIdle, each receipt lets it go again after its write, as
+// without a lease, so that a writer waiting in another process is let
+// in even while this one writes without pause.
+const (
+	LeaseIdle = time.Millisecond
+	LeaseMax  = 10 * time.Millisecond
+)
+
+// lease is the lock held between appends.
+type lease struct {
+	timer *time.Timer // runs expire
+	armed bool        // timer is set
+	since time.Time   // when the lock was taken
+	last  time.Time   // when the last receipt was written under it
+	open  time.Time   // until then, appends let the lock go (after a cut)
+}
+
+// expire lets the lease go when it is idle or has run LeaseMax, else
+// sets the timer again.
+func (l *Log) expire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lease.armed = false
+	if !l.locked || l.f == nil {
+		return
+	}
+	now := time.Now()
+	idle, cut := l.lease.last.Add(LeaseIdle).Sub(now), l.lease.since.Add(LeaseMax).Sub(now)
+	switch {
+	case cut <= 0:
+		l.unlock()
+		l.lease.open = now.Add(LeaseIdle)
+	case idle <= 0:
+		l.unlock()
+	default:
+		l.lease.armed = true
+		l.lease.timer.Reset(min(idle, cut))
+	}
+}
 
 // rotate renames the locked File after its first record's seq and starts
 // a new one, locked in its place.
@@ -417,6 +497,7 @@ func (l *Log) rotate() error {
 		l.f, l.id, l.size = nil, nil, -1
 		return err
 	}
+	l.locked, l.lease.since = true, time.Now()
 	l.size = 0
 	if fi, err := l.f.Stat(); err == nil && fi.Size() != 0 {
 		// Another process made File between the rename and the open; it
@@ -465,10 +546,12 @@ func (l *Log) Close() error {
 		l.stopOnce.Do(func() { close(l.stop) })
 		<-l.done
 	}
+	l.lease.timer.Stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var err error
 	if l.f != nil {
+		l.unlock()
 		err = errors.Join(l.f.Sync(), l.f.Close())
 		l.f = nil
 	}

@@ -213,3 +213,26 @@ func TestTwoWritersShareOneChain(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+// TestRenamedAwayFileIsNotWrittenTo: a file renamed away by someone else
+// (not a rotation) takes no more receipts, lease or not: the next one
+// goes to a new File.
+func TestRenamedAwayFileIsNotWrittenTo(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir, Options{})
+	appendN(t, l, 2)
+	moved := filepath.Join(dir, "moved.jsonl")
+	if err := os.Rename(filepath.Join(dir, File), moved); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 1)
+	before, _ := os.ReadFile(moved)
+	after, _ := os.ReadFile(filepath.Join(dir, File))
+	if bytes.Count(before, []byte("\n")) != 2 || bytes.Count(after, []byte("\n")) != 1 {
+		t.Fatalf("moved file:\n%s\nnew file:\n%s", before, after)
+	}
+	var r Record
+	if err := json.Unmarshal(bytes.TrimSpace(after), &r); err != nil || r.Seq != 3 {
+		t.Fatalf("the new file's record %s: %v", after, err)
+	}
+}

@@ -6,6 +6,8 @@ package receipts
 
 import (
 	"encoding/json"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/airlock/airlock/executors/wire"
@@ -89,5 +91,90 @@ type head struct {
 	Prev *string `json:"prev"`
 }
 
-// marshal encodes r as one line without its newline.
-func marshal(r *Record) ([]byte, error) { return json.Marshal(r) }
+// appendLine appends r's line without its newline: the bytes
+// json.Marshal writes for r. A record whose strings are all plain (the
+// ids, digests and names a receipt holds) is written by hand, with no
+// reflection and nothing allocated; any other goes through json.Marshal,
+// so the bytes are the same either way (FuzzAppendLine).
+func appendLine(dst []byte, r *Record) ([]byte, error) {
+	if !r.plain() {
+		c := *r // escapes to json.Marshal: copied only here
+		line, err := json.Marshal(&c)
+		return append(dst, line...), err
+	}
+	dst = strconv.AppendUint(append(dst, `{"seq":`...), r.Seq, 10)
+	dst = append(append(append(dst, `,"prev":"`...), r.Prev...), `","time":"`...)
+	dst = append(r.Time.AppendFormat(dst, time.RFC3339Nano), `","kind":"`...)
+	dst = append(append(dst, r.Kind...), '"')
+	dst = appendMember(dst, `,"door":"`, r.Door)
+	dst = appendMember(dst, `,"executor":"`, r.Executor)
+	dst = appendMember(dst, `,"descriptor":"`, r.Descriptor)
+	dst = appendMember(dst, `,"module":"`, r.Module)
+	dst = appendMember(dst, `,"tool":"`, r.Tool)
+	dst = appendMember(dst, `,"callId":"`, r.CallID)
+	dst = appendMember(dst, `,"argsHmac":"`, r.ArgsHMAC)
+	dst = appendMember(dst, `,"bounds":"`, r.Bounds)
+	dst = appendMember(dst, `,"outcome":"`, r.Outcome)
+	if r.DurationMs != nil {
+		dst = appendFloat(append(dst, `,"durationMs":`...), *r.DurationMs)
+	}
+	if b := r.Budget; b != nil {
+		dst = strconv.AppendInt(append(dst, `,"budget":{"requestsUsed":`...), int64(b.RequestsUsed), 10)
+		dst = append(strconv.AppendInt(append(dst, `,"requestsLimit":`...), int64(b.RequestsLimit), 10), '}')
+	}
+	dst = appendMember(dst, `,"id":"`, r.ID)
+	return append(dst, '}'), nil
+}
+
+// appendMember appends an omitempty string member; key ends in its
+// value's opening quote.
+func appendMember(dst []byte, key, v string) []byte {
+	if v == "" {
+		return dst
+	}
+	return append(append(append(dst, key...), v...), '"')
+}
+
+// appendFloat writes f as encoding/json does: the shortest form, in
+// exponent form below 1e-6 and from 1e21, with a one-digit negative
+// exponent unpadded.
+func appendFloat(dst []byte, f float64) []byte {
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if n := len(dst); format == 'e' && n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+		dst[n-2] = dst[n-1]
+		dst = dst[:n-1]
+	}
+	return dst
+}
+
+// plain reports whether appendLine can write r by hand: every string is
+// one encoding/json writes unescaped under its HTML escaping, the time is
+// UTC within the years it encodes, the duration is finite.
+func (r *Record) plain() bool {
+	for _, s := range [...]string{r.Prev, string(r.Kind), r.Door, r.Executor, r.Descriptor, r.Module, r.Tool,
+		r.CallID, r.ArgsHMAC, r.Bounds, r.Outcome, r.ID} {
+		if !plainString(s) {
+			return false
+		}
+	}
+	if y := r.Time.Year(); y < 0 || y > 9999 || r.Time.Location() != time.UTC {
+		return false
+	}
+	return r.DurationMs == nil || (!math.IsNaN(*r.DurationMs) && !math.IsInf(*r.DurationMs, 0))
+}
+
+// plainString reports whether s is printable ASCII that encoding/json
+// writes as it is: no quote, backslash, or '<', '>', '&' (which
+// json.Marshal escapes).
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}

@@ -92,7 +92,20 @@ func isNumber(raw json.RawMessage) bool {
 // sorted, no insignificant white space, numbers in their shortest form. Two
 // values are equal as canonical JSON when their canonical encodings are
 // byte-equal.
+//
+// A value one scan finds canonical already (many a call's args) is
+// returned as it is, a view of raw (capacity cut), without decoding and
+// encoding it again (executors/RATIONALE.md, "Why does `wire.Canonical`
+// return canonical input as it is?").
 func Canonical(raw json.RawMessage) ([]byte, error) {
+	if canonical(raw) {
+		return raw[:len(raw):len(raw)], nil
+	}
+	return recode(raw)
+}
+
+// recode is Canonical by decoding raw and encoding it again.
+func recode(raw json.RawMessage) ([]byte, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fail(Malformed, "not valid JSON")
