@@ -17,6 +17,10 @@ var (
 	// ErrClosed: the log was closed (the broker stopping); a receipt
 	// offered then is neither logged nor counted as a failure.
 	ErrClosed = errors.New("receipts: the receipt log is closed")
+	// errLockBusy: another process held the log's lock past LockWait
+	// (one stopped while it held it, for instance); wrapped in
+	// ErrUnavailable.
+	errLockBusy = errors.New("another process holds the lock on " + File)
 	// ErrSetting: an audit setting has a value outside its set.
 	ErrSetting = errors.New("receipts: unknown setting value")
 )

@@ -3,6 +3,7 @@
 package receipts
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,7 +16,7 @@ import (
 // go once no receipt follows, so another writer can take it.
 func TestLeaseIsLetGoWhenIdle(t *testing.T) {
 	dir := t.TempDir()
-	l := open(t, dir, Options{})
+	l := open(t, dir, Options{LockWait: time.Hour})
 	appendN(t, l, 1)
 	f, err := os.Open(filepath.Join(dir, File))
 	if err != nil {
@@ -93,5 +94,48 @@ func TestLeaseLetsAnotherWriterIn(t *testing.T) {
 	other.Close()
 	if rep := verifyDir(t, dir); rep.Records != busyN+20 {
 		t.Fatalf("report %+v, want %d records", rep, busyN+20)
+	}
+}
+
+// TestLockWaitIsBounded: a writer that holds the lock and does not let it
+// go (a process stopped while it held it) costs one receipt LockWait and
+// the next ones nothing: they fail at once, as unavailable, until the
+// lock is free again, and the chain then goes on.
+func TestLockWaitIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir, Options{LockWait: 20 * time.Millisecond})
+	appendN(t, l, 1)
+	f, err := os.Open(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle log still holds the lock")
+		}
+		time.Sleep(LeaseIdle)
+	}
+	for i := range 3 {
+		err := l.Append(Record{Kind: KindCall})
+		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, errLockBusy) {
+			t.Fatalf("append %d under a lock never let go: %v, want unavailable (lock busy)", i, err)
+		}
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	// Once the lock is free, the next append takes it, waiting or not.
+	deadline = time.Now().Add(10 * time.Second)
+	for l.Append(Record{Kind: KindCall}) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("appends still fail with the lock free")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.Close()
+	if rep := verifyDir(t, dir); rep.Records != 2 || rep.Last != 2 {
+		t.Fatalf("verify after the lock came back: %+v, want 2 records", rep)
 	}
 }

@@ -2,10 +2,13 @@
 
 package receipts
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // lockFile takes no lock where flock is missing: one process writes the
 // log there.
-func lockFile(*os.File) error { return nil }
+func lockFile(*os.File, time.Duration) error { return nil }
 
 func unlockFile(*os.File) {}

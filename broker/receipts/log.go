@@ -42,6 +42,14 @@ const (
 // FsyncBatch.
 const SyncInterval = 100 * time.Millisecond
 
+// DefaultLockWait is how long an append waits for the lock on File that
+// another process holds. Past it the receipt fails (audit.fail decides
+// what the call gets), and appends only try the lock, without waiting,
+// for as long again: a writer stopped while it held the lock (an
+// `airlock mcp` suspended with ^Z) delays one call by this much, not
+// every call.
+const DefaultLockWait = 2 * time.Second
+
 // Options configure a Log.
 type Options struct {
 	// Dir is the folder of the log and its key: the data directory, or
@@ -50,6 +58,9 @@ type Options struct {
 	Fsync string // FsyncBatch (the default) or FsyncAlways
 	// MaxFileBytes rotates File once it would grow past it; 0 never.
 	MaxFileBytes int64
+	// LockWait bounds the wait for another process's lock on File;
+	// 0 is DefaultLockWait.
+	LockWait time.Duration
 	Logger       *slog.Logger
 	Metrics      *metrics.Registry
 }
@@ -70,6 +81,8 @@ type Log struct {
 	root   *os.Root
 	f      *os.File
 	locked bool // f's flock is held (between appends too: lease)
+	// busyUntil: until then appends only try the lock (a wait ran out).
+	busyUntil time.Time
 	lease  lease
 	id     fs.FileInfo // f's identity, to compare with the path's
 	size   int64       // bytes of f known to this log, all complete lines; -1 unknown
@@ -100,6 +113,9 @@ func Open(o Options) (*Log, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.LockWait <= 0 {
+		o.LockWait = DefaultLockWait
 	}
 	root, err := datadir.Open(o.Dir)
 	if err != nil {
@@ -389,12 +405,21 @@ func (l *Log) catchUp(size int64) error {
 	return l.adopt(last)
 }
 
-// lock takes f's flock unless this log holds it already (a lease).
+// lock takes f's flock unless this log holds it already (a lease),
+// waiting at most LockWait, or only trying while an earlier wait's
+// busyUntil lasts.
 func (l *Log) lock() error {
 	if l.locked {
 		return nil
 	}
-	if err := lockFile(l.f); err != nil {
+	wait := l.opts.LockWait
+	if time.Now().Before(l.busyUntil) {
+		wait = 0
+	}
+	if err := lockFile(l.f, wait); err != nil {
+		if errors.Is(err, errLockBusy) {
+			l.busyUntil = time.Now().Add(l.opts.LockWait)
+		}
 		return err
 	}
 	l.locked, l.lease.since = true, time.Now()
@@ -487,7 +512,7 @@ func (l *Log) rotate() error {
 	old := l.f
 	err := l.openFile()
 	if err == nil {
-		if err = lockFile(l.f); err != nil {
+		if err = lockFile(l.f, l.opts.LockWait); err != nil {
 			l.f.Close()
 		}
 	}
