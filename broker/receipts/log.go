@@ -61,8 +61,8 @@ type Options struct {
 	// LockWait bounds the wait for another process's lock on File;
 	// 0 is DefaultLockWait.
 	LockWait time.Duration
-	Logger       *slog.Logger
-	Metrics      *metrics.Registry
+	Logger   *slog.Logger
+	Metrics  *metrics.Registry
 }
 
 // Log appends receipts to File, chained. It is safe for concurrent use;
@@ -83,14 +83,14 @@ type Log struct {
 	locked bool // f's flock is held (between appends too: lease)
 	// busyUntil: until then appends only try the lock (a wait ran out).
 	busyUntil time.Time
-	lease  lease
-	id     fs.FileInfo // f's identity, to compare with the path's
-	size   int64       // bytes of f known to this log, all complete lines; -1 unknown
-	seq    uint64      // the last record written
-	prev   string      // its line's hash
-	buf    []byte
-	dirty  bool
-	failed error // the failure streak's first error; nil when writing works
+	lease     lease
+	id        fs.FileInfo // f's identity, to compare with the path's
+	size      int64       // bytes of f known to this log, all complete lines; -1 unknown
+	seq       uint64      // the last record written
+	prev      string      // its line's hash
+	buf       []byte
+	dirty     bool
+	failed    error // the failure streak's first error; nil when writing works
 
 	healthy  atomic.Bool
 	stopOnce sync.Once
