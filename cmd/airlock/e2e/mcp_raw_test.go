@@ -42,6 +42,13 @@ func startRawMCPAt(t *testing.T, revision string) *rawMCP {
 	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fx", b, "echo", "trap", "loop"), testkit.Fixture(t, "guest.wasm")))
 	cmd := exec.Command(binPath, "mcp", "--plugins", plugDir, "--no-builtin", "--log-level", "debug", "--data", t.TempDir())
 	cmd.Env = append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
+	return openRawMCP(t, cmd, revision)
+}
+
+// openRawMCP starts cmd, an `airlock mcp`, and opens the session at
+// revision, which the server must answer with.
+func openRawMCP(t *testing.T, cmd *exec.Cmd, revision string) *rawMCP {
+	t.Helper()
 	r := &rawMCP{t: t, lines: make(chan string, 64), stderr: &testkit.Buffer{}}
 	cmd.Stderr = r.stderr
 	var err error
