@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/executors/toolschema"
@@ -41,8 +42,14 @@ type Program struct {
 	schemas map[string]*toolschema.Schema
 	// outputs is the outputSchema of each tool that declares one.
 	outputs  map[string]*toolschema.Schema
-	compiled wazero.CompiledModule
-	style    style
+	// compiled, style and memory are set by compileLater before ready is
+	// closed, and read only after it is; loadErr is why the module was not
+	// admitted.
+	compiled    wazero.CompiledModule
+	style       style
+	ready       chan struct{}
+	loadErr     error
+	stopCompile context.CancelFunc
 	mounts   *mounts
 	base     wazero.ModuleConfig
 	sem      chan struct{}
@@ -80,9 +87,27 @@ func WithConfig(names []string) LoadOption {
 }
 
 // Load compiles module and admits it for d, or says why not with an
-// *AdmissionError. Cheap checks run first so a bad descriptor costs no
-// compilation.
+// *AdmissionError: Prepare, then Ready.
 func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, opts ...LoadOption) (*Program, error) {
+	p, err := r.Prepare(ctx, d, module, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err = p.Ready(ctx); err != nil {
+		_ = p.Close(context.WithoutCancel(ctx)) // no call is in flight
+		return nil, err
+	}
+	return p, nil
+}
+
+// Prepare admits d for module with the checks that need no compilation
+// (the descriptor, its schemas and roots) and returns the program while
+// module compiles in the background, one module at a time; its imports,
+// style and memory are checked once it has. A call waits for that within
+// its time bound; Ready waits for it and says whether the module was
+// admitted. See RATIONALE.md, "Why are tools listed before their modules
+// compile?".
+func (r *Runtime) Prepare(ctx context.Context, d wire.Descriptor, module []byte, opts ...LoadOption) (*Program, error) {
 	if r.isClosed() {
 		return nil, ErrRuntimeClosed
 	}
@@ -105,20 +130,67 @@ func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, op
 	if p.mounts, err = openMounts(d.Bounds.Roots, r.cfg.Roots); err != nil {
 		return nil, err
 	}
-	if err = p.compile(ctx, module); err != nil {
-		p.release(ctx)
-		return nil, err
-	}
 	p.base = baseModuleConfig(p.mounts.fs)
 	p.pool = newPool(r.cfg.PoolSize)
-	if p.style == styleCommand {
-		p.memory = &memoryPool{}
-	}
-	if err = r.track(p); err != nil {
+	p.ready = make(chan struct{})
+	compileCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	p.stopCompile = stop
+	if err = r.track(p, func() { go p.compileLater(compileCtx, module) }); err != nil {
+		stop()
+		close(p.ready)
 		p.release(ctx)
 		return nil, err
 	}
 	return p, nil
+}
+
+// compileWorkers is how many goroutines compile one module: with more than
+// one, wazero stops a compilation whose context ends between two
+// functions, so a retired program or a closing runtime does not wait for
+// a whole module.
+const compileWorkers = 2
+
+// compileLater compiles module once the runtime's compile slot is free,
+// records the outcome and closes ready. A program retired first is never
+// compiled; one retired while compiling stops, with ErrRetired.
+func (p *Program) compileLater(ctx context.Context, module []byte) {
+	defer p.rt.compiling.Done()
+	defer close(p.ready)
+	select {
+	case p.rt.compileSlot <- struct{}{}:
+		defer func() { <-p.rt.compileSlot }()
+	case <-ctx.Done():
+		p.loadErr = ErrRetired
+		return
+	}
+	if ctx.Err() != nil {
+		p.loadErr = ErrRetired
+		return
+	}
+	p.loadErr = p.compile(experimental.WithCompilationWorkers(ctx, compileWorkers), module)
+	switch {
+	case p.loadErr != nil && ctx.Err() != nil:
+		p.loadErr = ErrRetired
+	case p.loadErr == nil && p.style == styleCommand:
+		p.memory = &memoryPool{}
+	}
+}
+
+// Ready waits until the module is compiled and checked, and returns nil
+// when it is admitted, the *AdmissionError that refuses it, ErrRetired
+// when the program was retired first, or ctx's cause when ctx ends first.
+func (p *Program) Ready(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return p.loadErr
+	default:
+	}
+	select {
+	case <-p.ready:
+		return p.loadErr
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // compile compiles the module, then checks its imports, style and memory.
