@@ -41,7 +41,7 @@ type Program struct {
 	echo    wire.EchoCheck // boundsEcho against d.Bounds
 	schemas map[string]*toolschema.Schema
 	// outputs is the outputSchema of each tool that declares one.
-	outputs  map[string]*toolschema.Schema
+	outputs map[string]*toolschema.Schema
 	// compiled, style and memory are set by compileLater before ready is
 	// closed, and read only after it is; loadErr is why the module was not
 	// admitted.
@@ -50,10 +50,10 @@ type Program struct {
 	ready       chan struct{}
 	loadErr     error
 	stopCompile context.CancelFunc
-	mounts   *mounts
-	base     wazero.ModuleConfig
-	sem      chan struct{}
-	pool     *pool
+	mounts      *mounts
+	base        wazero.ModuleConfig
+	sem         chan struct{}
+	pool        *pool
 	// memory is a command's recycled linear memories; nil for a reactor.
 	memory *memoryPool
 	log    *slog.Logger
