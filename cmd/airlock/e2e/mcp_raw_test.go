@@ -140,6 +140,12 @@ func (r *rawMCP) send(line string) {
 // next is the next message on stdout, within a minute.
 func (r *rawMCP) next() map[string]any {
 	r.t.Helper()
+	return r.nextWithin(time.Minute)
+}
+
+// nextWithin is the next message on stdout, within d.
+func (r *rawMCP) nextWithin(d time.Duration) map[string]any {
+	r.t.Helper()
 	select {
 	case line := <-r.lines:
 		var m map[string]any
@@ -147,8 +153,8 @@ func (r *rawMCP) next() map[string]any {
 			r.t.Fatalf("not JSON on stdout: %q", line)
 		}
 		return m
-	case <-time.After(time.Minute):
-		r.t.Fatal("no message on stdout within a minute")
+	case <-time.After(d):
+		r.t.Fatalf("no message on stdout within %v", d)
 		return nil
 	}
 }
