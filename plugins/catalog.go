@@ -89,6 +89,9 @@ type Catalog struct {
 	statuses  atomic.Pointer[[]wire.PluginStatus]
 	retiring  sync.WaitGroup // programs closing after retirement
 	compiling sync.WaitGroup // whenCompiled goroutines
+	pending   int            // modules compiling in the background; guarded by mu
+	closed    bool           // Close has begun; guarded by mu
+	scanned   bool           // a scan has run; guarded by mu
 	// abandon ends the retirement waits when Close's context ends.
 	abandon   context.Context
 	abandoned context.CancelFunc
@@ -174,6 +177,26 @@ func (c *Catalog) Scan(ctx context.Context) {
 			fn()
 		}
 	}
+	if changed || !c.scanned {
+		c.allCompiled()
+	}
+	c.scanned = true
+}
+
+// allCompiled logs "plugins compiled" when a background catalog has no
+// module left to compile: a script (or a test) that wants every call to
+// run at once, not wait for its module, waits for that line.
+func (c *Catalog) allCompiled() {
+	if !c.opts.Background || c.pending > 0 || c.closed {
+		return
+	}
+	admitted := 0
+	for _, e := range c.entries {
+		if e.program != nil {
+			admitted++
+		}
+	}
+	c.opts.Logger.Info("plugins compiled", "plugins", admitted)
 }
 
 // folders lists plugin folders by id. The operator's folder wins over a
@@ -243,6 +266,7 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 			"signer", signer.String())
 		if c.opts.Background {
 			e.settled = make(chan struct{})
+			c.pending++
 			c.compiling.Add(1)
 			go c.whenCompiled(id, e, time.Now())
 		}
@@ -267,6 +291,8 @@ func (c *Catalog) whenCompiled(id string, e *entry, since time.Time) {
 	err := e.program.Ready(context.Background()) // ends when compiled or retired
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.pending--
+	defer c.allCompiled()
 	if c.entries[id] != e || errors.Is(err, executors.ErrRetired) {
 		return
 	}
@@ -506,6 +532,7 @@ func (c *Catalog) publish() {
 func (c *Catalog) Close(ctx context.Context) error {
 	c.stopWatching()
 	c.mu.Lock()
+	c.closed = true
 	for id, e := range c.entries {
 		c.retire(id, e)
 	}

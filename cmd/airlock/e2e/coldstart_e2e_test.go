@@ -130,7 +130,7 @@ func TestServeListensWhileCompiling(t *testing.T) {
 	b := wire.Bounds{TimeoutMs: wire.MaxTimeoutMs, MemoryMiB: 64, MaxOutputBytes: 4096, AllowedHosts: []string{}, Roots: []string{}}
 	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fx", b, "echo"), uncachedGuest(t)))
 	p := startServe(t, procOptions{Args: []string{"--root", "notes=" + notesRoot(t), "--plugins", plugDir},
-		Env: append(tokenEnv(), "AIRLOCK_EXEC_CACHE_DIR="+cacheCopy(t)), Secrets: []string{testToken}})
+		Env: append(tokenEnv(), "AIRLOCK_EXEC_CACHE_DIR="+cacheCopy(t)), Secrets: []string{testToken}, Compiling: true})
 	if compiled(p.Stderr(), "fx") {
 		t.Errorf("the listening line came only once fx had compiled:\n%s", p.Stderr())
 	}

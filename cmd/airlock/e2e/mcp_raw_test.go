@@ -42,7 +42,9 @@ func startRawMCPAt(t *testing.T, revision string) *rawMCP {
 	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fx", b, "echo", "trap", "loop"), testkit.Fixture(t, "guest.wasm")))
 	cmd := exec.Command(binPath, "mcp", "--plugins", plugDir, "--no-builtin", "--log-level", "debug", "--data", t.TempDir())
 	cmd.Env = append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
-	return openRawMCP(t, cmd, revision)
+	r := openRawMCP(t, cmd, revision)
+	testkit.Eventually(t, "airlock mcp to compile its modules", func() bool { return strings.Contains(r.stderr.String(), allCompiled) })
+	return r
 }
 
 // openRawMCP starts cmd, an `airlock mcp`, and opens the session at
