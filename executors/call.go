@@ -82,7 +82,9 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 		a.Why = why
 		return a
 	}
-	// A module still compiling is waited for within the time bound.
+	// A module still compiling is waited for within the time bound, and
+	// compiled next if it is still queued.
+	p.wanted.Store(true)
 	if err := p.Ready(ctx); err != nil {
 		if ctx.Err() != nil {
 			return stopped(err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -50,6 +52,8 @@ type Program struct {
 	ready       chan struct{}
 	loadErr     error
 	stopCompile context.CancelFunc
+	turn        chan struct{} // closed when compileQueue gives it its turn
+	wanted      atomic.Bool   // a call waits for it: compiled next
 	mounts      *mounts
 	base        wazero.ModuleConfig
 	sem         chan struct{}
@@ -150,19 +154,17 @@ func (r *Runtime) Prepare(ctx context.Context, d wire.Descriptor, module []byte,
 // a whole module.
 const compileWorkers = 2
 
-// compileLater compiles module once the runtime's compile slot is free,
+// compileLater compiles module once it is its turn (compileQueue),
 // records the outcome and closes ready. A program retired first is never
 // compiled; one retired while compiling stops, with ErrRetired.
 func (p *Program) compileLater(ctx context.Context, module []byte) {
 	defer p.rt.compiling.Done()
 	defer close(p.ready)
-	select {
-	case p.rt.compileSlot <- struct{}{}:
-		defer func() { <-p.rt.compileSlot }()
-	case <-ctx.Done():
+	if !p.rt.compiles.wait(ctx, p) {
 		p.loadErr = ErrRetired
 		return
 	}
+	defer p.rt.compiles.next()
 	if ctx.Err() != nil {
 		p.loadErr = ErrRetired
 		return
@@ -174,6 +176,58 @@ func (p *Program) compileLater(ctx context.Context, module []byte) {
 	case p.loadErr == nil && p.style == styleCommand:
 		p.memory = &memoryPool{}
 	}
+}
+
+// compileQueue runs one compilation at a time, in the order the programs
+// were prepared, except that a program a call waits for goes next: a
+// call's time bound then covers one module's compilation, not the queue's.
+type compileQueue struct {
+	mu      sync.Mutex
+	busy    bool
+	waiting []*Program
+}
+
+// wait returns true when it is p's turn, false when ctx ends first.
+func (q *compileQueue) wait(ctx context.Context, p *Program) bool {
+	q.mu.Lock()
+	if !q.busy {
+		q.busy = true
+		q.mu.Unlock()
+		return true
+	}
+	p.turn = make(chan struct{})
+	q.waiting = append(q.waiting, p)
+	q.mu.Unlock()
+	select {
+	case <-p.turn:
+		return true
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	i := slices.Index(q.waiting, p)
+	if i >= 0 {
+		q.waiting = slices.Delete(q.waiting, i, i+1)
+	}
+	q.mu.Unlock()
+	if i < 0 { // given the turn meanwhile: pass it on
+		q.next()
+	}
+	return false
+}
+
+// next ends a compilation and gives the turn to the first wanted program
+// waiting, else the first waiting.
+func (q *compileQueue) next() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		q.busy = false
+		return
+	}
+	i := max(0, slices.IndexFunc(q.waiting, func(p *Program) bool { return p.wanted.Load() }))
+	p := q.waiting[i]
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	close(p.turn)
 }
 
 // Ready waits until the module is compiled and checked, and returns nil

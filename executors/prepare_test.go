@@ -10,11 +10,14 @@ import (
 	"github.com/airlock/airlock/executors/wire"
 )
 
-// holdCompiles takes the runtime's compile slot, so every module Prepare
-// starts waits, until the returned func gives it back.
-func holdCompiles(r *Runtime) (release func()) {
-	r.compileSlot <- struct{}{}
-	return func() { <-r.compileSlot }
+// holdCompiles takes the runtime's compile turn, so every module Prepare
+// starts waits, until the returned func passes it on.
+func holdCompiles(t *testing.T, r *Runtime) (release func()) {
+	t.Helper()
+	if !r.compiles.wait(context.Background(), nil) {
+		t.Fatal("no compile turn")
+	}
+	return r.compiles.next
 }
 
 // prepare is Prepare that fails t, closing the program with the test.
@@ -33,7 +36,7 @@ func prepare(t *testing.T, r *Runtime, d wire.Descriptor, module []byte) *Progra
 // once compiled, the call runs. Checks that need no module answer at once.
 func TestCallWaitsForCompilation(t *testing.T) {
 	r := newRuntime(t, Config{})
-	release := holdCompiles(r)
+	release := holdCompiles(t, r)
 	b := defaultBounds()
 	b.TimeoutMs = 50
 	short := prepare(t, r, guestDescriptor("short", b), testkit.Fixture(t, "guest.wasm"))
@@ -64,7 +67,7 @@ func TestCallWaitsForCompilation(t *testing.T) {
 // descriptor was never admitted.
 func TestPreparedModuleRefused(t *testing.T) {
 	r := newRuntime(t, Config{})
-	release := holdCompiles(r)
+	release := holdCompiles(t, r)
 	p := prepare(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "imports-env.wasm"))
 	answered := make(chan wire.Answer, 1)
 	go func() { answered <- call(t, p, "echo", `{}`) }()
@@ -78,7 +81,7 @@ func TestPreparedModuleRefused(t *testing.T) {
 // nothing is left running (TestMain's goleak).
 func TestCloseBeforeCompiled(t *testing.T) {
 	r := newRuntime(t, Config{})
-	release := holdCompiles(r)
+	release := holdCompiles(t, r)
 	defer release()
 	p := prepare(t, r, guestDescriptor("guest", defaultBounds()), testkit.Fixture(t, "guest.wasm"))
 	answered := make(chan wire.Answer, 1)
@@ -126,4 +129,31 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A program a call waits for is compiled next, ahead of those prepared
+// before it.
+func TestWaitedForCompilesFirst(t *testing.T) {
+	r := newRuntime(t, Config{})
+	release := holdCompiles(t, r)
+	a := prepare(t, r, guestDescriptor("a", defaultBounds()), testkit.Fixture(t, "guest.wasm"))
+	b := prepare(t, r, guestDescriptor("b", defaultBounds()), testkit.Fixture(t, "guest.wasm"))
+	testkit.Eventually(t, "both queued", func() bool {
+		r.compiles.mu.Lock()
+		defer r.compiles.mu.Unlock()
+		return len(r.compiles.waiting) == 2
+	})
+	answered := make(chan wire.Answer, 1)
+	go func() { answered <- call(t, b, "echo", `{}`) }()
+	testkit.Eventually(t, "the call waits for b", b.wanted.Load)
+	release() // passes the turn on, to b: a gets one only once b is done
+	select {
+	case <-b.turn:
+	default:
+		t.Fatal("the turn went to a, prepared first, not to b, which a call waits for")
+	}
+	if a := testkit.Receive(t, "the call's answer", answered); !a.OK {
+		t.Fatalf("call: %+v", a)
+	}
+	must(t, a.Ready(context.Background()))
 }

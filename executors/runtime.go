@@ -81,11 +81,11 @@ type Runtime struct {
 	// config_get, so one call never sees two versions.
 	values atomic.Pointer[plugincfg.Values]
 
-	// compileSlot admits one module compilation at a time (each on
+	// compiles admits one module compilation at a time (each on
 	// compileWorkers goroutines); compiling counts the compilations not
 	// yet ended, which the engine must outlive.
-	compileSlot chan struct{}
-	compiling   sync.WaitGroup
+	compiles  compileQueue
+	compiling sync.WaitGroup
 
 	mu       sync.Mutex
 	closed   bool
@@ -112,7 +112,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		rc = rc.WithCompilationCache(cache)
 	}
 	r := &Runtime{cfg: cfg, wz: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache,
-		transport: newTransport(), programs: map[*Program]struct{}{}, compileSlot: make(chan struct{}, 1)}
+		transport: newTransport(), programs: map[*Program]struct{}{}}
 	r.SetPluginConfig(cfg.PluginConfig)
 	if err := r.instantiateHosts(ctx); err != nil {
 		_ = r.closeWazero(ctx)
