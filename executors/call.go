@@ -82,10 +82,7 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 		a.Why = why
 		return a
 	}
-	// A module still compiling is waited for within the time bound, and
-	// compiled next if it is still queued.
-	p.wanted.Store(true)
-	if err := p.Ready(ctx); err != nil {
+	if err := p.await(ctx); err != nil {
 		if ctx.Err() != nil {
 			return stopped(err)
 		}

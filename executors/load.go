@@ -230,6 +230,18 @@ func (q *compileQueue) next() {
 	close(p.turn)
 }
 
+// await is Ready for a call: a module still compiling is waited for
+// within the call's time bound, and compiled next if it is still queued.
+func (p *Program) await(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return p.loadErr
+	default:
+	}
+	p.wanted.Store(true)
+	return p.Ready(ctx)
+}
+
 // Ready waits until the module is compiled and checked, and returns nil
 // when it is admitted, the *AdmissionError that refuses it, ErrRetired
 // when the program was retired first, or ctx's cause when ctx ends first.
