@@ -79,7 +79,8 @@ type Options struct {
 
 // Catalog admits plugin folders into a Table and keeps them in step with
 // the folders. Scans are serialized; calls never wait for a scan because
-// they only read the Table.
+// they only read the Table (with Options.Background, a call may wait for
+// its own module's compilation, within its time bound).
 type Catalog struct {
 	opts      Options
 	mu        sync.Mutex // serializes Scan; guards entries, listeners and trust
