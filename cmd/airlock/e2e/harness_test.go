@@ -251,8 +251,8 @@ func tail(s string, n int) string {
 // event.
 func (p *proc) waitListening() {
 	p.t.Helper()
-	// A broker compiles its plugins before it listens: under -race on a
-	// loaded machine, with a cold cache, that can take minutes.
+	// A broker reads and hashes its plugins before it listens (it compiles
+	// them afterwards): under -race on a loaded machine that takes seconds.
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		out := p.stdout.String()
