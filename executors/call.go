@@ -22,9 +22,12 @@ import (
 // (unattributed-call), boundsEcho (bounds-mismatch), declared tool
 // (unknown-tool), args against the inputSchema (args-invalid), the
 // concurrency bound (overloaded), then the run under every other bound.
-// The time bound starts before the args are validated: validation that
-// outlasts timeoutMs, or outlives its caller, is stopped (see
-// toolschema.Schema.Validate) and answered like a run would be.
+// The time bound starts before the args are validated: validation, and
+// the wait for a module still compiling (see Prepare), that outlast
+// timeoutMs, or outlive their caller, are stopped (see
+// toolschema.Schema.Validate) and answered like a run would be. A module
+// that compilation refuses was never admitted: its waiting calls are
+// refused unattributed-call.
 //
 // Every answer carries budget {requestsUsed, requestsLimit: maxRequests};
 // requestsUsed counts the fetches this call started (see fetch.go).
@@ -61,8 +64,7 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	}
 	ctx, stop := p.timeBound(ctx)
 	defer stop()
-	args, why, err := validArgs(ctx, schema, c.Args)
-	if err != nil {
+	stopped := func(err error) wire.Answer {
 		rule := stoppedRule(ctx)
 		p.log.Warn("call refused", "tool", c.Tool, "callId", c.CallID, "refused", string(rule), "err", err)
 		a := refuse(rule)
@@ -71,10 +73,20 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 		}
 		return a
 	}
+	args, why, err := validArgs(ctx, schema, c.Args)
+	if err != nil {
+		return stopped(err)
+	}
 	if why != "" {
 		a := refuse(wire.ArgsInvalid)
 		a.Why = why
 		return a
+	}
+	if err := p.await(ctx); err != nil {
+		if ctx.Err() != nil {
+			return stopped(err)
+		}
+		return refuse(p.unready())
 	}
 	select {
 	case p.sem <- struct{}{}:

@@ -12,6 +12,9 @@ import (
 var (
 	// ErrRuntimeClosed is returned by Load after Runtime.Close.
 	ErrRuntimeClosed = errors.New("executors: runtime closed")
+	// ErrRetired is Ready's answer for a program retired (closed) before
+	// its module was compiled.
+	ErrRetired = errors.New("executors: program retired before its module was compiled")
 	// ErrConfig is wrapped by NewRuntime for an unusable Config.
 	ErrConfig = errors.New("executors: invalid config")
 	// ErrNoStyle means a module exports neither _start nor the reactor ABI.

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/airlock/airlock/config/plugincfg"
 	"github.com/airlock/airlock/executors/toolschema"
@@ -40,13 +43,21 @@ type Program struct {
 	echo    wire.EchoCheck // boundsEcho against d.Bounds
 	schemas map[string]*toolschema.Schema
 	// outputs is the outputSchema of each tool that declares one.
-	outputs  map[string]*toolschema.Schema
-	compiled wazero.CompiledModule
-	style    style
-	mounts   *mounts
-	base     wazero.ModuleConfig
-	sem      chan struct{}
-	pool     *pool
+	outputs map[string]*toolschema.Schema
+	// compiled, style and memory are set by compileLater before ready is
+	// closed, and read only after it is; loadErr is why the module was not
+	// admitted.
+	compiled    wazero.CompiledModule
+	style       style
+	ready       chan struct{}
+	loadErr     error
+	stopCompile context.CancelFunc
+	turn        chan struct{} // closed when compileQueue gives it its turn
+	wanted      atomic.Bool   // a call waits for it: compiled next
+	mounts      *mounts
+	base        wazero.ModuleConfig
+	sem         chan struct{}
+	pool        *pool
 	// memory is a command's recycled linear memories; nil for a reactor.
 	memory *memoryPool
 	log    *slog.Logger
@@ -80,9 +91,27 @@ func WithConfig(names []string) LoadOption {
 }
 
 // Load compiles module and admits it for d, or says why not with an
-// *AdmissionError. Cheap checks run first so a bad descriptor costs no
-// compilation.
+// *AdmissionError: Prepare, then Ready.
 func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, opts ...LoadOption) (*Program, error) {
+	p, err := r.Prepare(ctx, d, module, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err = p.Ready(ctx); err != nil {
+		_ = p.Close(context.WithoutCancel(ctx)) // no call is in flight
+		return nil, err
+	}
+	return p, nil
+}
+
+// Prepare admits d for module with the checks that need no compilation
+// (the descriptor, its schemas and roots) and returns the program while
+// module compiles in the background, one module at a time; its imports,
+// style and memory are checked once it has. A call waits for that within
+// its time bound; Ready waits for it and says whether the module was
+// admitted. See RATIONALE.md, "Why are tools listed before their modules
+// compile?".
+func (r *Runtime) Prepare(ctx context.Context, d wire.Descriptor, module []byte, opts ...LoadOption) (*Program, error) {
 	if r.isClosed() {
 		return nil, ErrRuntimeClosed
 	}
@@ -105,20 +134,129 @@ func (r *Runtime) Load(ctx context.Context, d wire.Descriptor, module []byte, op
 	if p.mounts, err = openMounts(d.Bounds.Roots, r.cfg.Roots); err != nil {
 		return nil, err
 	}
-	if err = p.compile(ctx, module); err != nil {
-		p.release(ctx)
-		return nil, err
-	}
 	p.base = baseModuleConfig(p.mounts.fs)
 	p.pool = newPool(r.cfg.PoolSize)
-	if p.style == styleCommand {
-		p.memory = &memoryPool{}
-	}
-	if err = r.track(p); err != nil {
+	p.ready = make(chan struct{})
+	compileCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	p.stopCompile = stop
+	if err = r.track(p, func() { go p.compileLater(compileCtx, module) }); err != nil {
+		stop()
+		close(p.ready)
 		p.release(ctx)
 		return nil, err
 	}
 	return p, nil
+}
+
+// compileWorkers is how many goroutines compile one module: with more than
+// one, wazero stops a compilation whose context ends between two
+// functions, so a retired program or a closing runtime does not wait for
+// a whole module.
+const compileWorkers = 2
+
+// compileLater compiles module once it is its turn (compileQueue),
+// records the outcome and closes ready. A program retired first is never
+// compiled; one retired while compiling stops, with ErrRetired.
+func (p *Program) compileLater(ctx context.Context, module []byte) {
+	defer p.rt.compiling.Done()
+	defer close(p.ready)
+	if !p.rt.compiles.wait(ctx, p) {
+		p.loadErr = ErrRetired
+		return
+	}
+	defer p.rt.compiles.next()
+	if ctx.Err() != nil {
+		p.loadErr = ErrRetired
+		return
+	}
+	p.loadErr = p.compile(experimental.WithCompilationWorkers(ctx, compileWorkers), module)
+	switch {
+	case p.loadErr != nil && ctx.Err() != nil:
+		p.loadErr = ErrRetired
+	case p.loadErr == nil && p.style == styleCommand:
+		p.memory = &memoryPool{}
+	}
+}
+
+// compileQueue runs one compilation at a time, in the order the programs
+// were prepared, except that a program a call waits for goes next: a
+// call's time bound then covers one module's compilation, not the queue's.
+type compileQueue struct {
+	mu      sync.Mutex
+	busy    bool
+	waiting []*Program
+}
+
+// wait returns true when it is p's turn, false when ctx ends first.
+func (q *compileQueue) wait(ctx context.Context, p *Program) bool {
+	q.mu.Lock()
+	if !q.busy {
+		q.busy = true
+		q.mu.Unlock()
+		return true
+	}
+	p.turn = make(chan struct{})
+	q.waiting = append(q.waiting, p)
+	q.mu.Unlock()
+	select {
+	case <-p.turn:
+		return true
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	i := slices.Index(q.waiting, p)
+	if i >= 0 {
+		q.waiting = slices.Delete(q.waiting, i, i+1)
+	}
+	q.mu.Unlock()
+	if i < 0 { // given the turn meanwhile: pass it on
+		q.next()
+	}
+	return false
+}
+
+// next ends a compilation and gives the turn to the first wanted program
+// waiting, else the first waiting.
+func (q *compileQueue) next() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		q.busy = false
+		return
+	}
+	i := max(0, slices.IndexFunc(q.waiting, func(p *Program) bool { return p.wanted.Load() }))
+	p := q.waiting[i]
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	close(p.turn)
+}
+
+// await is Ready for a call: a module still compiling is waited for
+// within the call's time bound, and compiled next if it is still queued.
+func (p *Program) await(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return p.loadErr
+	default:
+	}
+	p.wanted.Store(true)
+	return p.Ready(ctx)
+}
+
+// Ready waits until the module is compiled and checked, and returns nil
+// when it is admitted, the *AdmissionError that refuses it, ErrRetired
+// when the program was retired first, or ctx's cause when ctx ends first.
+func (p *Program) Ready(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return p.loadErr
+	default:
+	}
+	select {
+	case <-p.ready:
+		return p.loadErr
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // compile compiles the module, then checks its imports, style and memory.

@@ -35,6 +35,19 @@ func (p *Program) enter() wire.Rule {
 	return ""
 }
 
+// unready is the rule that refuses a call whose module will not run: the
+// rule the program was retired with, else unattributed-call (compilation
+// refused the module, so the descriptor was never admitted).
+func (p *Program) unready() wire.Rule {
+	l := &p.life
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.retired != "" {
+		return l.retired
+	}
+	return wire.UnattributedCall
+}
+
 func (p *Program) leave() {
 	l := &p.life
 	l.mu.Lock()
@@ -115,6 +128,9 @@ func (p *Program) retire(rule wire.Rule) <-chan struct{} {
 		if l.inflight == 0 {
 			close(l.drained)
 		}
+		if p.stopCompile != nil {
+			p.stopCompile() // calls waiting for it are refused rule
+		}
 	}
 	return l.drained
 }
@@ -135,6 +151,10 @@ func (p *Program) drain(ctx context.Context, drained <-chan struct{}) error {
 // the program.
 func (p *Program) release(ctx context.Context) {
 	p.life.release.Do(func() {
+		if p.stopCompile != nil {
+			p.stopCompile()
+			<-p.ready // within one function's compilation
+		}
 		p.rt.untrack(p)
 		if p.pool != nil {
 			p.pool.close()

@@ -81,6 +81,12 @@ type Runtime struct {
 	// config_get, so one call never sees two versions.
 	values atomic.Pointer[plugincfg.Values]
 
+	// compiles admits one module compilation at a time (each on
+	// compileWorkers goroutines); compiling counts the compilations not
+	// yet ended, which the engine must outlive.
+	compiles  compileQueue
+	compiling sync.WaitGroup
+
 	mu       sync.Mutex
 	closed   bool
 	programs map[*Program]struct{}
@@ -214,6 +220,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 }
 
 func (r *Runtime) closeWazero(ctx context.Context) error {
+	r.compiling.Wait() // every program is released by now, its compilation stopped
 	err := r.wz.Close(context.WithoutCancel(ctx))
 	if r.cache != nil {
 		err = errors.Join(err, r.cache.Close(context.WithoutCancel(ctx)))
@@ -222,14 +229,18 @@ func (r *Runtime) closeWazero(ctx context.Context) error {
 	return err
 }
 
-// track registers p so Close can retire it; it fails once closed.
-func (r *Runtime) track(p *Program) error {
+// track registers p so Close can retire it and starts its compilation
+// (compile) under the same lock, so Close waits for it; it fails once
+// closed.
+func (r *Runtime) track(p *Program, compile func()) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrRuntimeClosed
 	}
 	r.programs[p] = struct{}{}
+	r.compiling.Add(1)
+	compile()
 	return nil
 }
 

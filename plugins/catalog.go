@@ -68,11 +68,19 @@ type Options struct {
 	// Trust is the operator's trust policy; nil admits unsigned plugins.
 	// SetTrust replaces it.
 	Trust *signing.Policy
+	// Background lists a plugin once the checks that need no compilation
+	// pass and compiles its module after the scan: a module compilation
+	// refuses is then refused and withdrawn, and the listeners run again.
+	// Without it a scan compiles every module before it returns. See
+	// executors/RATIONALE.md, "Why are tools listed before their modules
+	// compile?".
+	Background bool
 }
 
 // Catalog admits plugin folders into a Table and keeps them in step with
 // the folders. Scans are serialized; calls never wait for a scan because
-// they only read the Table.
+// they only read the Table (with Options.Background, a call may wait for
+// its own module's compilation, within its time bound).
 type Catalog struct {
 	opts      Options
 	mu        sync.Mutex // serializes Scan; guards entries, listeners and trust
@@ -81,6 +89,10 @@ type Catalog struct {
 	listeners []func()
 	statuses  atomic.Pointer[[]wire.PluginStatus]
 	retiring  sync.WaitGroup // programs closing after retirement
+	compiling sync.WaitGroup // whenCompiled goroutines
+	pending   int            // modules compiling in the background; guarded by mu
+	closed    bool           // Close has begun; guarded by mu
+	scanned   bool           // a scan has run; guarded by mu
 	// abandon ends the retirement waits when Close's context ends.
 	abandon   context.Context
 	abandoned context.CancelFunc
@@ -91,6 +103,9 @@ type entry struct {
 	status      wire.PluginStatus
 	fingerprint string
 	program     *executors.Program // nil when refused
+	// settled is closed once a background compilation's outcome is in
+	// status; nil when there was none.
+	settled chan struct{}
 }
 
 // New builds a Catalog; call Scan to admit, Watch to follow changes.
@@ -163,6 +178,26 @@ func (c *Catalog) Scan(ctx context.Context) {
 			fn()
 		}
 	}
+	if changed || !c.scanned {
+		c.allCompiled()
+	}
+	c.scanned = true
+}
+
+// allCompiled logs "plugins compiled" when a background catalog has no
+// module left to compile: a script (or a test) that wants every call to
+// run at once, not wait for its module, waits for that line.
+func (c *Catalog) allCompiled() {
+	if !c.opts.Background || c.pending > 0 || c.closed {
+		return
+	}
+	admitted := 0
+	for _, e := range c.entries {
+		if e.program != nil {
+			admitted++
+		}
+	}
+	c.opts.Logger.Info("plugins compiled", "plugins", admitted)
 }
 
 // folders lists plugin folders by id. The operator's folder wins over a
@@ -230,6 +265,12 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 		}
 		c.opts.Logger.Info("plugin admitted", "plugin", id, "origin", src.origin, "version", m.Version, "tools", len(m.Tools),
 			"signer", signer.String())
+		if c.opts.Background {
+			e.settled = make(chan struct{})
+			c.pending++
+			c.compiling.Add(1)
+			go c.whenCompiled(id, e, time.Now())
+		}
 	}
 	if old != nil && old.program != nil {
 		if e.program == nil {
@@ -239,6 +280,57 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 	}
 	c.entries[id] = e
 	return (old != nil && old.program != nil) || e.program != nil
+}
+
+// whenCompiled waits for the background compilation of e's program and
+// logs it, or refuses the plugin by name when compilation refused its
+// module: the program is withdrawn and the listeners run. An entry
+// replaced or retired meanwhile is left to whoever did that.
+func (c *Catalog) whenCompiled(id string, e *entry, since time.Time) {
+	defer c.compiling.Done()
+	defer close(e.settled)
+	err := e.program.Ready(context.Background()) // ends when compiled or retired
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending--
+	defer c.allCompiled()
+	if c.entries[id] != e || errors.Is(err, executors.ErrRetired) {
+		return
+	}
+	if err == nil {
+		c.opts.Logger.Info("plugin compiled", "plugin", id, "ms", time.Since(since).Milliseconds())
+		return
+	}
+	e.status.Admitted, e.status.Signer = false, nil
+	e.status.Reason, e.status.Detail = Reason(err), err.Error()
+	c.refused(e.status)
+	c.retire(id, e)
+	e.program = nil
+	c.publish()
+	for _, fn := range c.listeners {
+		fn()
+	}
+}
+
+// WaitCompiled waits until the modules of the scans so far are compiled
+// and their outcomes are in Statuses (a Background catalog), or ctx ends.
+func (c *Catalog) WaitCompiled(ctx context.Context) error {
+	c.mu.Lock()
+	var pending []chan struct{}
+	for _, e := range c.entries {
+		if e.settled != nil {
+			pending = append(pending, e.settled)
+		}
+	}
+	c.mu.Unlock()
+	for _, ch := range pending {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
 }
 
 // admit reads, checks and loads one folder, which must declare its own
@@ -257,7 +349,7 @@ func (c *Catalog) admit(ctx context.Context, id string, src source, pulled *wire
 	}
 	d := m.Descriptor()
 	d.Signer, d.Source = signer, pulled
-	prog, err := load(ctx, c.opts.Runtime, m, d, module)
+	prog, err := load(ctx, c.opts.Runtime, m, d, module, c.opts.Background)
 	if err == nil {
 		checkConfig(c.opts.Logger, id, prog.ConfigNames(), c.opts.Runtime.PluginConfig())
 	}
@@ -321,16 +413,21 @@ func readFolder(fsys fs.FS, dir, id string) (Manifest, []byte, []byte, error) {
 // descriptor (compiling it and checking its imports, style, memory,
 // schemas and roots).
 func Admit(ctx context.Context, rt *executors.Runtime, m Manifest, module []byte) (*executors.Program, error) {
-	return load(ctx, rt, m, m.Descriptor(), module)
+	return load(ctx, rt, m, m.Descriptor(), module, false)
 }
 
 // load is Admit for d, m's descriptor with what the catalog adds (the
-// signer).
-func load(ctx context.Context, rt *executors.Runtime, m Manifest, d wire.Descriptor, module []byte) (*executors.Program, error) {
+// signer); with background, the module is still compiling when it
+// returns (executors.Runtime.Prepare).
+func load(ctx context.Context, rt *executors.Runtime, m Manifest, d wire.Descriptor, module []byte, background bool) (*executors.Program, error) {
 	if err := checkHash(m, module); err != nil {
 		return nil, err
 	}
-	return rt.Load(ctx, d, module, executors.WithConfig(m.Config), executors.WithModuleHash(m.SHA256))
+	opts := []executors.LoadOption{executors.WithConfig(m.Config), executors.WithModuleHash(m.SHA256)}
+	if background {
+		return rt.Prepare(ctx, d, module, opts...)
+	}
+	return rt.Load(ctx, d, module, opts...)
 }
 
 // checkHash refuses a module whose SHA-256 is not m's sha256.
@@ -436,6 +533,7 @@ func (c *Catalog) publish() {
 func (c *Catalog) Close(ctx context.Context) error {
 	c.stopWatching()
 	c.mu.Lock()
+	c.closed = true
 	for id, e := range c.entries {
 		c.retire(id, e)
 	}
@@ -443,7 +541,7 @@ func (c *Catalog) Close(ctx context.Context) error {
 	c.publish()
 	c.mu.Unlock()
 	done := make(chan struct{})
-	go func() { c.retiring.Wait(); close(done) }()
+	go func() { c.compiling.Wait(); c.retiring.Wait(); close(done) }()
 	select {
 	case <-done:
 		c.abandoned()

@@ -58,6 +58,12 @@ type env struct {
 
 func newEnv(t *testing.T, builtin fstest.MapFS, roots map[string]string) *env {
 	t.Helper()
+	return newEnvWith(t, builtin, roots, false)
+}
+
+// newEnvWith is newEnv with the catalog's Options.Background.
+func newEnvWith(t *testing.T, builtin fstest.MapFS, roots map[string]string, background bool) *env {
+	t.Helper()
 	ctx := context.Background()
 	e := &env{dir: t.TempDir(), table: executors.NewTable(), reg: metrics.New()}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -68,7 +74,7 @@ func newEnv(t *testing.T, builtin fstest.MapFS, roots map[string]string) *env {
 		t.Fatal(err)
 	}
 	e.rt = rt
-	opts := plugins.Options{Runtime: rt, Table: e.table, Dir: e.dir, Logger: logger, Metrics: e.reg}
+	opts := plugins.Options{Runtime: rt, Table: e.table, Dir: e.dir, Logger: logger, Metrics: e.reg, Background: background}
 	if builtin != nil {
 		opts.Builtin = builtin
 	}

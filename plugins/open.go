@@ -28,7 +28,10 @@ type Executors struct {
 
 // Open checks the data directory, builds the runtime and a catalog of the
 // plugins folder (and of the bundled plugins unless cfg.NoBuiltin), scans
-// it once and then, when watch is set, watches it. reg may be nil
+// it once and then, when watch is set, watches it. The catalog compiles
+// in the background (Options.Background): Open returns with the tools
+// listed, their modules still compiling; Catalog.WaitCompiled waits for
+// them. reg may be nil
 // (offline). Nothing is left running when it fails.
 func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *metrics.Registry, watch bool) (*Executors, error) {
 	if err := CheckData(cfg, false, logger); err != nil {
@@ -47,7 +50,8 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, reg *met
 		builtin = bundled.Plugins()
 	}
 	e := &Executors{Runtime: rt, Table: executors.NewTable(), cfg: cfg, logger: logger}
-	e.Catalog, err = New(Options{Runtime: rt, Table: e.Table, Dir: cfg.Plugins, Builtin: builtin, Logger: logger, Metrics: reg, Trust: trust})
+	e.Catalog, err = New(Options{Runtime: rt, Table: e.Table, Dir: cfg.Plugins, Builtin: builtin, Logger: logger, Metrics: reg, Trust: trust,
+		Background: true})
 	if err != nil {
 		_ = rt.Close(ctx)
 		return nil, err

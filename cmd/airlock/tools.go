@@ -110,6 +110,9 @@ func toolsOffline(ctx context.Context, cfg *config.Config) ([]wire.Descriptor, [
 		return nil, nil, err
 	}
 	defer func() { _ = local.Close(ctx) }()
+	if err := local.Catalog.WaitCompiled(ctx); err != nil {
+		return nil, nil, err
+	}
 	ds := local.Table.Descriptors()
 	for i := range ds {
 		ds[i].Executor = "local"

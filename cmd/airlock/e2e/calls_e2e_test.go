@@ -414,7 +414,9 @@ func TestCLICallAndTools(t *testing.T) {
 	// A broken plugin beside the good one: refused, shown, counted.
 	broken := fxManifest("broken", w.bounds)
 	must(t, plugins.WriteFolder(w.plugins, broken, []byte("not wasm at all")))
-	testkit.Eventually(t, "the broken plugin to be logged", func() bool { return strings.Contains(w.p.Stderr(), `"plugin":"broken"`) })
+	testkit.Eventually(t, "the broken plugin to be refused", func() bool {
+		return strings.Contains(w.p.Stderr(), `"msg":"plugin refused","plugin":"broken"`)
+	})
 
 	env := tokenEnv()
 	code, out, errOut := runCLI(t, env, "call", "echo", "--broker", w.p.URL(), "--args", `{"x":1}`)

@@ -154,6 +154,9 @@ type procOptions struct {
 	Env     []string // added to a minimal environment
 	Secrets []string // values that must never appear in its output
 	Stdin   *os.File // its standard input; nil is /dev/null
+	// Compiling makes startServe return at the listening line, while the
+	// modules may still compile, instead of once they all have.
+	Compiling bool
 }
 
 // baseEnv is the environment every started process gets: no inherited
@@ -167,8 +170,12 @@ func baseEnv(t *testing.T) []string {
 }
 
 // startServe starts `airlock serve` on a free loopback port and waits for
-// its listening line. The process is stopped with SIGTERM at cleanup, and
-// the test fails if it did not exit 0 or if a secret appears in its output.
+// its listening line, then (unless o.Compiling) for its modules to be
+// compiled: a call right after start then runs at once, as the tests'
+// 2 s bounds of the bundled plugins need under the race detector, where
+// even loading a module from the compilation cache takes a second. The
+// process is stopped with SIGTERM at cleanup, and the test fails if it
+// did not exit 0 or if a secret appears in its output.
 func startServe(t *testing.T, o procOptions) *proc {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0"}, o.Args...)
@@ -177,8 +184,14 @@ func startServe(t *testing.T, o procOptions) *proc {
 	}
 	p := start(t, args, o)
 	p.waitListening()
+	if !o.Compiling {
+		p.waitStderr(allCompiled)
+	}
 	return p
 }
+
+// allCompiled is what a broker logs once no module is left to compile.
+const allCompiled = `"msg":"plugins compiled"`
 
 func hasFlag(args []string, flag string) bool {
 	for _, a := range args {
@@ -238,8 +251,8 @@ func tail(s string, n int) string {
 // event.
 func (p *proc) waitListening() {
 	p.t.Helper()
-	// A broker compiles its plugins before it listens: under -race on a
-	// loaded machine, with a cold cache, that can take minutes.
+	// A broker reads and hashes its plugins before it listens (it compiles
+	// them afterwards): under -race on a loaded machine that takes seconds.
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		out := p.stdout.String()

@@ -38,7 +38,6 @@ func startMCP(t *testing.T, env []string, args ...string) *mcpProc {
 	cmd.Env = append(append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir), env...)
 	p := &mcpProc{stderr: &testkit.Buffer{}}
 	cmd.Stderr = p.stderr
-	// A broker compiles its plugins before it answers initialize.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, err := mcptest.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second})
@@ -46,6 +45,8 @@ func startMCP(t *testing.T, env []string, args ...string) *mcpProc {
 		t.Fatalf("connect to airlock mcp: %v\nstderr:\n%s", err, p.stderr.String())
 	}
 	p.Client = c
+	// Calls run at once only once the modules are compiled (startServe).
+	testkit.Eventually(t, "airlock mcp to compile its modules", func() bool { return strings.Contains(p.stderr.String(), allCompiled) })
 	t.Cleanup(func() {
 		if err := c.Close(); err != nil {
 			t.Errorf("airlock mcp did not exit cleanly when its stdin closed: %v", err)

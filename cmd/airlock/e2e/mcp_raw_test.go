@@ -42,6 +42,15 @@ func startRawMCPAt(t *testing.T, revision string) *rawMCP {
 	must(t, plugins.WriteFolder(plugDir, fxManifestOf("fx", b, "echo", "trap", "loop"), testkit.Fixture(t, "guest.wasm")))
 	cmd := exec.Command(binPath, "mcp", "--plugins", plugDir, "--no-builtin", "--log-level", "debug", "--data", t.TempDir())
 	cmd.Env = append(baseEnv(t), "AIRLOCK_EXEC_CACHE_DIR="+cacheDir)
+	r := openRawMCP(t, cmd, revision)
+	testkit.Eventually(t, "airlock mcp to compile its modules", func() bool { return strings.Contains(r.stderr.String(), allCompiled) })
+	return r
+}
+
+// openRawMCP starts cmd, an `airlock mcp`, and opens the session at
+// revision, which the server must answer with.
+func openRawMCP(t *testing.T, cmd *exec.Cmd, revision string) *rawMCP {
+	t.Helper()
 	r := &rawMCP{t: t, lines: make(chan string, 64), stderr: &testkit.Buffer{}}
 	cmd.Stderr = r.stderr
 	var err error
@@ -133,6 +142,12 @@ func (r *rawMCP) send(line string) {
 // next is the next message on stdout, within a minute.
 func (r *rawMCP) next() map[string]any {
 	r.t.Helper()
+	return r.nextWithin(time.Minute)
+}
+
+// nextWithin is the next message on stdout, within d.
+func (r *rawMCP) nextWithin(d time.Duration) map[string]any {
+	r.t.Helper()
 	select {
 	case line := <-r.lines:
 		var m map[string]any
@@ -140,8 +155,8 @@ func (r *rawMCP) next() map[string]any {
 			r.t.Fatalf("not JSON on stdout: %q", line)
 		}
 		return m
-	case <-time.After(time.Minute):
-		r.t.Fatal("no message on stdout within a minute")
+	case <-time.After(d):
+		r.t.Fatalf("no message on stdout within %v", d)
 		return nil
 	}
 }

@@ -130,8 +130,8 @@ func onFreePort(line string) string {
 
 var listeningAddr = regexp.MustCompile(`"addr":"([^"]+)"`)
 
-// waitListening waits for a broker's listening line and returns the
-// address it names.
+// waitListening waits for a broker's listening line and for its modules
+// to be compiled (see startServe), and returns the address it names.
 func (p *lineProc) waitListening(t *testing.T) string {
 	t.Helper()
 	addr := ""
@@ -144,5 +144,6 @@ func (p *lineProc) waitListening(t *testing.T) string {
 		}
 		return addr != ""
 	})
+	p.waitFor(t, "the broker's modules compiled", func() bool { return strings.Contains(p.stderr.String(), allCompiled) })
 	return addr
 }

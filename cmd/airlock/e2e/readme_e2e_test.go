@@ -209,6 +209,9 @@ func quickAgent(t *testing.T, q *quickWorld, body string) {
 	if err != nil {
 		t.Fatalf("the agent's airlock did not start: %v\n%s", err, tail(stderr.String(), 4000))
 	}
+	// An agent's first call comes after the modules are compiled here: on
+	// the race detector, loading one from the cache outlasts notes' 2 s.
+	testkit.Eventually(t, "the agent's airlock to compile its modules", func() bool { return strings.Contains(stderr.String(), allCompiled) })
 	if _, ok := c.List(t)["read_notes"]; !ok {
 		t.Errorf("the agent is not offered read_notes: %v", c.List(t))
 	}
