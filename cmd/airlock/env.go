@@ -90,6 +90,15 @@ func env(cfg *config.Config, bearer func() (string, error), from string, stdout,
 		defer cancel()
 		_ = local.Close(closeCtx)
 	}()
+	// An environment announces only what it can run now: a broker routes
+	// calls to it as soon as its catalog arrives, and a module still
+	// compiling would answer them exec-timeout. So it connects once its
+	// modules are compiled (listing early is for serve and mcp, whose
+	// callers wait); SIGTERM still stops it meanwhile.
+	if err := local.Catalog.WaitCompiled(ctx); err != nil {
+		logger.Info("stopped")
+		return nil
+	}
 	cat := local.Catalog
 	client, err := envclient.New(envclient.Options{
 		URL: cfg.Env.Broker, Bearer: bearer, Executor: local.Table, Catalog: local.Table.Descriptors,
