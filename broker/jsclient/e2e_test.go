@@ -32,7 +32,7 @@ func TestNodeSuites(t *testing.T) {
 	cmd.Env = append(nodeEnv(), "AIRLOCK_BIN="+bin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("node --test test/: %v\n%s", err, tail(string(out), 8000))
+		t.Fatalf("node --test test/: %v\nfailures:\n%s\nend of the output:\n%s", err, failures(string(out)), tail(string(out), 6000))
 	}
 	if strings.Contains(string(out), "AIRLOCK_BIN is not set") {
 		t.Fatalf("a suite did not see AIRLOCK_BIN:\n%s", tail(string(out), 4000))
@@ -52,4 +52,21 @@ func nodeEnv() []string {
 		}
 	}
 	return env
+}
+
+// failures is each "not ok" line of TAP output with the lines after it
+// that say why: the end of a long run's output may not hold them.
+func failures(out string) string {
+	lines := strings.Split(out, "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		if !strings.Contains(l, "not ok ") {
+			continue
+		}
+		for _, m := range lines[i:min(i+12, len(lines))] {
+			b.WriteString(m)
+			b.WriteByte('\n')
+		}
+	}
+	return tail(b.String(), 6000)
 }
