@@ -80,3 +80,44 @@ func TestBackgroundCloseWhileCompiling(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Only the first scan compiles in the background: a plugin added or
+// changed while the broker runs is listed, or replaces its old version,
+// once its module is ready, so a call made at once never waits for a
+// compilation, and a module compilation refuses is never listed.
+func TestLaterScansCompileFirst(t *testing.T) {
+	e := newEnvWith(t, nil, nil, true)
+	if err := plugins.WriteFolder(e.dir, guestManifest("fx"), testkit.Fixture(t, "guest.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	e.cat.Scan(context.Background())
+	if err := e.cat.WaitCompiled(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	late := guestManifest("late")
+	if err := plugins.WriteFolder(e.dir, late, testkit.Fixture(t, "guest.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	bad := guestManifest("bad")
+	bad.Module = "imports-env.wasm"
+	if err := plugins.WriteFolder(e.dir, bad, testkit.Fixture(t, "imports-env.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	e.cat.Scan(context.Background())
+	// No wait: what the scan listed is what it compiled.
+	if s := e.status(t, "bad"); s.Admitted || s.Reason != executors.ReasonImportsRefused {
+		t.Fatalf("a module compilation refuses was listed by a later scan: %+v", s)
+	}
+	if _, ok := e.table.Get("bad"); ok {
+		t.Error("the refused plugin is in the table")
+	}
+	prog, ok := e.table.Get("late")
+	if !ok {
+		t.Fatal("late not listed")
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := prog.Ready(done); err != nil {
+		t.Fatalf("a plugin a later scan listed was not compiled yet: %v", err)
+	}
+}

@@ -68,12 +68,14 @@ type Options struct {
 	// Trust is the operator's trust policy; nil admits unsigned plugins.
 	// SetTrust replaces it.
 	Trust *signing.Policy
-	// Background lists a plugin once the checks that need no compilation
-	// pass and compiles its module after the scan: a module compilation
-	// refuses is then refused and withdrawn, and the listeners run again.
-	// Without it a scan compiles every module before it returns. See
-	// executors/RATIONALE.md, "Why are tools listed before their modules
-	// compile?".
+	// Background makes the first scan list a plugin once the checks that
+	// need no compilation pass and compile its module after the scan: a
+	// module compilation refuses is then refused and withdrawn, and the
+	// listeners run again. Without it, and at every later scan, a scan
+	// compiles each module before it lists it, so a plugin added or
+	// changed while the broker runs is listed, or replaces its old
+	// version, only once it is ready. See executors/RATIONALE.md, "Why
+	// are tools listed before their modules compile?".
 	Background bool
 }
 
@@ -184,6 +186,10 @@ func (c *Catalog) Scan(ctx context.Context) {
 	c.scanned = true
 }
 
+// background reports whether this scan compiles in the background: only
+// the first does, when start-up is what an agent's host is waiting on.
+func (c *Catalog) background() bool { return c.opts.Background && !c.scanned }
+
 // allCompiled logs "plugins compiled" when a background catalog has no
 // module left to compile: a script (or a test) that wants every call to
 // run at once, not wait for its module, waits for that line.
@@ -265,7 +271,7 @@ func (c *Catalog) consider(ctx context.Context, id string, src source) bool {
 		}
 		c.opts.Logger.Info("plugin admitted", "plugin", id, "origin", src.origin, "version", m.Version, "tools", len(m.Tools),
 			"signer", signer.String())
-		if c.opts.Background {
+		if c.background() {
 			e.settled = make(chan struct{})
 			c.pending++
 			c.compiling.Add(1)
@@ -349,7 +355,7 @@ func (c *Catalog) admit(ctx context.Context, id string, src source, pulled *wire
 	}
 	d := m.Descriptor()
 	d.Signer, d.Source = signer, pulled
-	prog, err := load(ctx, c.opts.Runtime, m, d, module, c.opts.Background)
+	prog, err := load(ctx, c.opts.Runtime, m, d, module, c.background())
 	if err == nil {
 		checkConfig(c.opts.Logger, id, prog.ConfigNames(), c.opts.Runtime.PluginConfig())
 	}
