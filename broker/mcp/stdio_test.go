@@ -198,11 +198,15 @@ func BenchmarkStdioCall(b *testing.B) {
 // BenchmarkStdioCallLines is BenchmarkStdioCall with a minimal client
 // (mcptest.Lines: a request line out, a response line in, decoded with
 // encoding/json) instead of the SDK's: what the server side alone costs.
-func BenchmarkStdioCallLines(b *testing.B) {
+func BenchmarkStdioCallLines(b *testing.B) { benchLines(b, (*mcptest.Lines).Initialize) }
+
+// benchLines times read_notes calls of a minimal client that start
+// opened.
+func benchLines(b *testing.B, start func(*mcptest.Lines) error) {
 	srv, _, inW, outR, served := stdioServer()
 	defer srv.Close()
 	c := mcptest.NewLines(inW, outR)
-	if err := c.Initialize(); err != nil {
+	if err := start(c); err != nil {
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"path":"a.md"}`)
@@ -281,21 +285,4 @@ func BenchmarkStdioCallStateless(b *testing.B) {
 // BenchmarkStdioCallLinesStateless is BenchmarkStdioCallLines at
 // 2026-07-28 (server/discover, then _meta in every request): what the
 // server side alone costs at that revision.
-func BenchmarkStdioCallLinesStateless(b *testing.B) {
-	srv, _, inW, outR, served := stdioServer()
-	defer srv.Close()
-	c := mcptest.NewLines(inW, outR)
-	if err := c.Discover(); err != nil {
-		b.Fatal(err)
-	}
-	args := json.RawMessage(`{"path":"a.md"}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.Call("read_notes", args); err != nil {
-			b.Fatal(err)
-		}
-	}
-	_ = inW.Close()
-	<-served
-	_ = outR.Close()
-}
+func BenchmarkStdioCallLinesStateless(b *testing.B) { benchLines(b, (*mcptest.Lines).Discover) }

@@ -18,18 +18,7 @@ func TestLeaseIsLetGoWhenIdle(t *testing.T) {
 	dir := t.TempDir()
 	l := open(t, dir, Options{LockWait: time.Hour})
 	appendN(t, l, 1)
-	f, err := os.Open(filepath.Join(dir, File))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle log still holds the lock")
-		}
-		time.Sleep(LeaseIdle)
-	}
+	f := lockOnceIdle(t, dir)
 	// Held by another writer now: the log waits for it.
 	done := make(chan error, 1)
 	go func() { done <- l.Append(Record{Kind: KindCall}) }()
@@ -105,18 +94,7 @@ func TestLockWaitIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	l := open(t, dir, Options{LockWait: 20 * time.Millisecond})
 	appendN(t, l, 1)
-	f, err := os.Open(filepath.Join(dir, File))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle log still holds the lock")
-		}
-		time.Sleep(LeaseIdle)
-	}
+	f := lockOnceIdle(t, dir)
 	for i := range 3 {
 		err := l.Append(Record{Kind: KindCall})
 		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, errLockBusy) {
@@ -127,7 +105,7 @@ func TestLockWaitIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once the lock is free, the next append takes it, waiting or not.
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for l.Append(Record{Kind: KindCall}) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("appends still fail with the lock free")
@@ -138,4 +116,24 @@ func TestLockWaitIsBounded(t *testing.T) {
 	if rep := verifyDir(t, dir); rep.Records != 2 || rep.Last != 2 {
 		t.Fatalf("verify after the lock came back: %+v, want 2 records", rep)
 	}
+}
+
+// lockOnceIdle takes the lock on dir's File as another writer would, once
+// the log that wrote last lets its lease go; the file is closed at
+// cleanup.
+func lockOnceIdle(t *testing.T, dir string) *os.File {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle log still holds the lock")
+		}
+		time.Sleep(LeaseIdle)
+	}
+	return f
 }
