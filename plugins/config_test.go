@@ -60,6 +60,12 @@ func TestPluginConfigOpenAndReload(t *testing.T) {
 		defer cancel()
 		_ = e.Close(ctx)
 	})
+	// The module compiles after Open returns; a call made before it is
+	// compiled would wait within the tool's bound, which a cold compile
+	// under the race detector on a loaded machine can outlast.
+	if err := e.Catalog.WaitCompiled(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	derive := func() string {
 		t.Helper()
 		p, ok := e.Table.Get("weather")

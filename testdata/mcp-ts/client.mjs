@@ -21,13 +21,30 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 const [revision, kind, ...rest] = process.argv.slice(2);
 let transport;
+// Resolves once the stdio server logs that its modules are compiled: it
+// lists tools while they compile, and a call made before that waits for
+// its module within the tool's own time bound, which a loaded machine
+// can outlast (broker/PROTOCOL.md section 8.3).
+let compiled = Promise.resolve();
 if (kind === "stdio") {
   const [bin, notes, data, plugins] = rest;
   transport = new StdioClientTransport({
     command: bin,
     args: ["mcp", "--root", `notes=${notes}`, "--data", data, ...(plugins ? ["--plugins", plugins] : [])],
     env: { ...process.env },
-    stderr: "inherit",
+    stderr: "pipe",
+  });
+  compiled = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("airlock mcp did not log plugins compiled within 5 minutes")), 300_000);
+    let buf = "";
+    transport.stderr.on("data", (chunk) => {
+      process.stderr.write(chunk);
+      buf = (buf + chunk).slice(-4096);
+      if (buf.includes('"msg":"plugins compiled"')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
   });
 } else if (kind === "http") {
   transport = new StreamableHTTPClientTransport(new URL(rest[0]), {
@@ -54,6 +71,7 @@ transport.setProtocolVersion = (v) => {
 const client = new Client({ name: "ts-e2e", version: "1.0.0" });
 await client.connect(transport);
 const { tools } = await client.listTools();
+await compiled;
 const ok = await client.callTool({ name: "read_notes", arguments: { path: "a.md" } });
 const refused = await client.callTool({ name: "read_notes", arguments: { nope: 1 } });
 let unknown = null;
