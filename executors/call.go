@@ -84,7 +84,11 @@ func (p *Program) Call(ctx context.Context, c wire.Call) wire.Answer {
 	}
 	if err := p.await(ctx); err != nil {
 		if ctx.Err() != nil {
-			return stopped(err)
+			a := stopped(err)
+			if a.Refused == wire.ExecTimeout {
+				a.Why = wire.CompilingWhy(p.d.Bounds.TimeoutMs)
+			}
+			return a
 		}
 		return refuse(p.unready())
 	}

@@ -32,7 +32,8 @@ func prepare(t *testing.T, r *Runtime, d wire.Descriptor, module []byte) *Progra
 }
 
 // A call to a program whose module is not compiled yet waits for it
-// within its time bound: past it, exec-timeout as a run that outlasts it;
+// within its time bound: past it, exec-timeout, its why saying the module
+// was still compiling;
 // once compiled, the call runs. Checks that need no module answer at once.
 func TestCallWaitsForCompilation(t *testing.T) {
 	r := newRuntime(t, Config{})
@@ -44,7 +45,7 @@ func TestCallWaitsForCompilation(t *testing.T) {
 
 	a := call(t, short, "echo", `{"a":1}`)
 	wantRule(t, a, wire.ExecTimeout)
-	if a.Why != wire.TimeoutWhy(b.TimeoutMs) {
+	if a.Why != wire.CompilingWhy(b.TimeoutMs) {
 		t.Errorf("why %q", a.Why)
 	}
 	wantRule(t, call(t, p, "nope", `{}`), wire.UnknownTool)

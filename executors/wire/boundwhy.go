@@ -30,6 +30,14 @@ func TimeoutWhy(timeoutMs int) string {
 	return fmt.Sprintf("the tool ran past bounds.timeoutMs %d ms", timeoutMs)
 }
 
+// CompilingWhy is exec-timeout's why for a call that waited for its
+// module's compilation (a broker lists tools while they compile) until
+// timeoutMs ran out: the tool never ran, and the next call may find the
+// module ready.
+func CompilingWhy(timeoutMs int) string {
+	return fmt.Sprintf("the tool's module was still compiling when bounds.timeoutMs %d ms ran out", timeoutMs)
+}
+
 // MemoryWhy is memory-exhausted's why: the tool asked for a linear
 // memory of asked bytes (rounded up to MiB), over memoryMiB; asked is 0
 // when not known.
