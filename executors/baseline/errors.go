@@ -19,3 +19,6 @@ var (
 
 // errFloorClosed: the HTTP floor was closed while serving.
 var errFloorClosed = errors.New("baseline: the HTTP floor is closed")
+
+// errNotEnvelope: what the floor was sent is not a call envelope.
+var errNotEnvelope = errors.New("the body is not a call envelope")

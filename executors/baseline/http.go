@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 
@@ -53,23 +54,41 @@ func (f *HTTPFloor) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "POST a call envelope", http.StatusMethodNotAllowed)
 		return
 	}
-	var c floorCall
-	if err := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxHTTPCall)).Decode(&c); err != nil {
-		http.Error(w, "the body is not a call envelope", http.StatusBadRequest)
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxHTTPCall))
+	if err != nil {
+		http.Error(w, errNotEnvelope.Error(), http.StatusBadRequest)
 		return
 	}
-	out, err := f.call(req.Context(), c.Args)
-	if err != nil {
+	answer, err := f.Answer(req.Context(), body)
+	switch {
+	case errors.Is(err, errNotEnvelope):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	answer, err := wire.Answer{V: wire.Version, CallID: c.CallID, OK: true, Observed: out}.AppendJSON(nil)
-	if err != nil {
-		http.Error(w, "the tool's output is not JSON", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(answer)
+}
+
+// Answer runs one call envelope and returns its answer envelope: the
+// floor without its HTTP hop, for a floor read line by line over a pipe
+// (the floor of `airlock mcp` on stdio).
+func (f *HTTPFloor) Answer(ctx context.Context, envelope []byte) ([]byte, error) {
+	var c floorCall
+	if err := json.Unmarshal(envelope, &c); err != nil {
+		return nil, errNotEnvelope
+	}
+	out, err := f.call(ctx, c.Args)
+	if err != nil {
+		return nil, err
+	}
+	answer, err := wire.Answer{V: wire.Version, CallID: c.CallID, OK: true, Observed: out}.AppendJSON(nil)
+	if err != nil {
+		return nil, errors.New("the tool's output is not JSON")
+	}
+	return answer, nil
 }
 
 // call runs the tool on an idle instance, or a new one, and keeps the

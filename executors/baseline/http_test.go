@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +41,15 @@ func httpFloor(t *testing.T, r *Runner) {
 	a, err := wire.ParseAnswer([]byte(body))
 	if code != http.StatusOK || err != nil || !a.OK || a.CallID != "c-1" || string(a.Observed) != `{"n":2}` {
 		t.Fatalf("echo: %d %s %v", code, body, err)
+	}
+
+	// Without the HTTP hop, the same envelope gets the same answer, and
+	// what is not an envelope is said to be so.
+	if got, err := f.Answer(ctx, []byte(call)); err != nil || string(got) != body {
+		t.Fatalf("Answer: %s %v, over HTTP %s", got, err, body)
+	}
+	if _, err := f.Answer(ctx, []byte(`{"callId":`)); !errors.Is(err, errNotEnvelope) {
+		t.Fatalf("Answer of a cut envelope: %v", err)
 	}
 
 	// Four requests at once leave four idle instances; the next four

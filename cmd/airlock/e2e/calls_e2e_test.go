@@ -116,7 +116,7 @@ func newFixtureWorld(t *testing.T, env ...string) *fixtureWorld {
 	return w
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

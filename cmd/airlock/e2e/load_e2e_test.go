@@ -228,6 +228,38 @@ func TestLoadIdleE2E(t *testing.T) {
 	}
 }
 
+// floorSecret is the run's secret a test gives the floor processes it
+// starts (startFloor).
+const floorSecret = "e2e-floor-secret-0123456789abcdef0123456789abcdef"
+
+// startFloor starts the hidden `airlock load` floor command args as a
+// load run does (floorSecret on its stdin) and returns the URL it prints
+// and ask, which writes a line to its stdin and reads its answer line.
+func startFloor(tb testing.TB, args ...string) (url string, ask func(string) (string, error)) {
+	tb.Helper()
+	cmd := exec.Command(binPath, append([]string{"load"}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	must(tb, err)
+	stdout, err := cmd.StdoutPipe()
+	must(tb, err)
+	must(tb, cmd.Start())
+	tb.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	_, err = io.WriteString(stdin, floorSecret+"\n")
+	must(tb, err)
+	lines := bufio.NewReader(stdout)
+	line, err := lines.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
+		tb.Fatalf("the floor printed %q, %v", line, err)
+	}
+	return strings.TrimSpace(line), func(q string) (string, error) {
+		if _, err := io.WriteString(stdin, q+"\n"); err != nil {
+			return "", err
+		}
+		a, err := lines.ReadString('\n')
+		return strings.TrimSuffix(a, "\n"), err
+	}
+}
+
 // TestLoadFloorsRefuseStrangers is the attack on the floor processes a
 // load run starts: another local process that finds the HTTP floor's port
 // cannot read the operator's notes through it, cannot take the rtt
@@ -240,23 +272,9 @@ func TestLoadFloorsRefuseStrangers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(notes, "welcome.md"), []byte("# Private\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const secret = "e2e-floor-secret-0123456789abcdef0123456789abcdef"
 	floor := func(t *testing.T, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(binPath, append([]string{"load"}, args...)...)
-		stdin, err := cmd.StdinPipe()
-		must(t, err)
-		stdout, err := cmd.StdoutPipe()
-		must(t, err)
-		must(t, cmd.Start())
-		t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
-		_, err = io.WriteString(stdin, secret+"\n")
-		must(t, err)
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
-			t.Fatalf("the floor printed %q, %v", line, err)
-		}
-		return strings.TrimSpace(line)
+		url, _ := startFloor(t, args...)
+		return url
 	}
 	post := func(url, token string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, url+"/v1/calls", strings.NewReader(
@@ -272,14 +290,23 @@ func TestLoadFloorsRefuseStrangers(t *testing.T) {
 	}
 
 	t.Run("http-floor", func(t *testing.T) {
-		url := floor(t, "http-floor", "--baseline", "builtin:notes", "--tool", "read_notes", "--root", "notes="+notes, "--cache-dir", cacheDir)
-		for _, token := range []string{"", "wrong", secret + "x", loadToken} {
+		url, ask := startFloor(t, "http-floor", "--baseline", "builtin:notes", "--tool", "read_notes", "--root", "notes="+notes, "--cache-dir", cacheDir)
+		for _, token := range []string{"", "wrong", floorSecret + "x", loadToken} {
 			if code, body := post(url, token); code != http.StatusUnauthorized || strings.Contains(body, "Private") {
 				t.Errorf("token %q: %d %q", token, code, body)
 			}
 		}
-		if code, body := post(url, secret); code != http.StatusOK || !strings.Contains(body, "Private") {
+		if code, body := post(url, floorSecret); code != http.StatusOK || !strings.Contains(body, "Private") {
 			t.Fatalf("the run's own request: %d %q", code, body)
+		}
+		// Over its stdin, which only the run holds, the floor answers an
+		// envelope line with its answer line, and a cut one with why.
+		if a, err := ask(`{"v":1,"callId":"p","tool":"read_notes","descriptorId":"notes","args":{"path":"welcome.md"},"boundsEcho":{}}`); err != nil ||
+			!strings.Contains(a, `"callId":"p"`) || !strings.Contains(a, "Private") {
+			t.Fatalf("an envelope on stdin: %q %v", a, err)
+		}
+		if a, err := ask(`{"v":1,"callId":`); err != nil || !strings.Contains(a, `"error":"the body is not a call envelope"`) {
+			t.Fatalf("a cut envelope on stdin: %q %v", a, err)
 		}
 	})
 	t.Run("rtt-echo", func(t *testing.T) {
@@ -291,7 +318,7 @@ func TestLoadFloorsRefuseStrangers(t *testing.T) {
 		if _, err := rtt.Dial(ctx, url, load.SecretHeader("wrong"), 16); err == nil {
 			t.Fatal("a dial with the wrong secret was admitted")
 		}
-		f, err := rtt.Dial(ctx, url, load.SecretHeader(secret), 16)
+		f, err := rtt.Dial(ctx, url, load.SecretHeader(floorSecret), 16)
 		if err != nil {
 			t.Fatalf("the run's own dial, after the strangers': %v", err)
 		}
@@ -309,7 +336,7 @@ func TestLoadFloorsRefuseStrangers(t *testing.T) {
 		dial := func(h http.Header) (*websocket.Conn, *http.Response, error) {
 			return websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPHeader: h})
 		}
-		for _, h := range []http.Header{nil, load.SecretHeader("wrong"), load.SecretHeader(secret + "x")} {
+		for _, h := range []http.Header{nil, load.SecretHeader("wrong"), load.SecretHeader(floorSecret + "x")} {
 			if c, resp, err := dial(h); err == nil {
 				c.CloseNow()
 				t.Fatalf("a dial with %v was admitted", h)
@@ -317,12 +344,12 @@ func TestLoadFloorsRefuseStrangers(t *testing.T) {
 				t.Errorf("a dial with %v: %v, want 401", h, err)
 			}
 		}
-		view, _, err := dial(load.SecretHeader(secret))
+		view, _, err := dial(load.SecretHeader(floorSecret))
 		if err != nil {
 			t.Fatalf("the run's own view, after the strangers': %v", err)
 		}
 		defer view.CloseNow()
-		hostHeader := load.SecretHeader(secret)
+		hostHeader := load.SecretHeader(floorSecret)
 		hostHeader.Set("Origin", relaybaseline.HostOrigin)
 		host, _, err := dial(hostHeader)
 		if err != nil {

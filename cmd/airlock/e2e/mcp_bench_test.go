@@ -11,12 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlock/airlock/broker/contract"
 	"github.com/airlock/airlock/broker/mcp/mcptest"
 	"github.com/airlock/airlock/broker/v1client"
 )
@@ -119,6 +121,7 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 	}
 	post := statelessPost(b, base+"/mcp")
 	ways = append(ways, benchWay{name: "http-raw-" + mcptest.Stateless, call: post})
+	ways = append(ways, floorWays(b, notes)...)
 
 	// The ways are interleaved, one call each per iteration, so that a
 	// change in the machine's load weighs on all of them alike.
@@ -138,6 +141,11 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		return float64(xs[len(xs)/2])
 	}
 	floor := p50(ways[0].took)
+	byName := map[string]float64{}
+	for _, w := range ways {
+		byName[w.name] = p50(w.took)
+	}
+	b.ReportMetric(byName["floor-stdio"]/byName["floor-http"], "floor-stdio/floor-http-p50")
 	for _, w := range ways {
 		var sum time.Duration
 		for _, d := range w.took {
@@ -148,6 +156,36 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 			b.ReportMetric(p50(w.took)/floor, w.name+"/v1-p50")
 		}
 	}
+}
+
+// floorWays are the call without Airlock, over loopback HTTP and over a
+// pipe: the same read_notes on a reused instance of plain wazero behind
+// one `airlock load http-floor` process, POSTed (floor-http) and written
+// as a line to its stdin (floor-stdio). Their ratio is what the pipe hop
+// costs against the HTTP hop, with no MCP and no broker in either.
+func floorWays(b *testing.B, notes string) []benchWay {
+	url, ask := startFloor(b, "http-floor", "--baseline", "builtin:notes", "--tool", "read_notes", "--root", "notes="+notes, "--cache-dir", cacheDir)
+	const envelope = `{"v":1,"callId":"f","tool":"read_notes","descriptorId":"notes","args":{"path":"a.md"},"boundsEcho":{}}`
+	hc := &http.Client{}
+	overHTTP := func() {
+		req, _ := http.NewRequest(http.MethodPost, url+"/v1/calls", strings.NewReader(envelope))
+		req.Header.Set(contract.TokenHeader, floorSecret)
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"ok":true`)) {
+			b.Fatalf("the HTTP floor: %d %s %v", resp.StatusCode, body, err)
+		}
+	}
+	overPipe := func() {
+		if a, err := ask(envelope); err != nil || !strings.Contains(a, `"ok":true`) {
+			b.Fatalf("the floor on a pipe: %q %v", a, err)
+		}
+	}
+	return []benchWay{{name: "floor-http", call: overHTTP}, {name: "floor-stdio", call: overPipe}}
 }
 
 // benchWay is one way of making the benchmark's call, and each call's time.

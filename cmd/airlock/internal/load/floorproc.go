@@ -3,6 +3,7 @@ package load
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -171,16 +172,28 @@ func ServeForwarder(in io.Reader, out io.Writer, maxMessage int64) error {
 }
 
 // ServeHTTPFloor serves a baseline's tool behind a bare net/http server
-// (StartHTTPFloor) as a floor process (ServeFloor).
+// (StartHTTPFloor) as a floor process (ServeFloor). Each later line of in
+// is a call envelope, answered on out by the same floor without its HTTP
+// hop (baseline.HTTPFloor.Answer): the floor of a call over a pipe, as
+// `airlock mcp` takes them on stdio. A line that fails is answered with
+// {"error":WHY}.
 func ServeHTTPFloor(in io.Reader, out io.Writer, label, tool string, roots map[string]string, cacheDir string) error {
+	ctx := context.Background()
+	var srv *HTTPFloorServer
 	return ServeFloor(in, out, func(secret string) (string, func() error, error) {
-		ctx := context.Background()
-		srv, err := StartHTTPFloor(ctx, label, tool, roots, cacheDir, secret)
-		if err != nil {
+		var err error
+		if srv, err = StartHTTPFloor(ctx, label, tool, roots, cacheDir, secret); err != nil {
 			return "", nil, err
 		}
 		return srv.URL, func() error { return srv.Close(ctx) }, nil
-	}, nil)
+	}, func(line string) string {
+		a, err := srv.floor.Answer(ctx, []byte(line))
+		if err != nil {
+			why, _ := json.Marshal(map[string]string{"error": err.Error()})
+			return string(why)
+		}
+		return string(a)
+	})
 }
 
 // ServeRTTEcho serves the far end of the paired shape's rtt floor
