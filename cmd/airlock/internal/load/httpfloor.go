@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/airlock/airlock/broker/unixsock"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/executors/baseline"
 )
@@ -78,7 +79,10 @@ func (s *HTTPFloorServer) Close(ctx context.Context) error {
 // floorListener listens on a free loopback port or, with unix, on a
 // socket in a fresh folder only this user can enter (os.MkdirTemp makes
 // it 0700), so the floor is reached over the transport the broker is;
-// socket is then its path. The secret is checked either way.
+// socket is then its path. The socket is the broker's own kind
+// (broker/unixsock: 0600, every peer checked to be this user), so the
+// floor pays what the broker's listener pays; the secret is checked
+// either way.
 func floorListener(unix bool) (ln net.Listener, socket string, err error) {
 	if !unix {
 		ln, err = net.Listen("tcp", "127.0.0.1:0")
@@ -89,7 +93,7 @@ func floorListener(unix bool) (ln net.Listener, socket string, err error) {
 		return nil, "", err
 	}
 	socket = filepath.Join(dir, "floor.sock")
-	if ln, err = net.Listen("unix", socket); err != nil {
+	if ln, err = unixsock.Listen(socket, nil); err != nil {
 		return nil, "", errors.Join(err, os.RemoveAll(dir))
 	}
 	return ln, socket, nil

@@ -91,7 +91,7 @@ func TestHTTPFloorRefusesRequestsWithoutTheRunSecret(t *testing.T) {
 }
 
 // TestHTTPFloorOverUnixSocket: with unix the floor process prints
-// unix:PATH, a socket in a fresh folder only this user can enter; the
+// unix:PATH, a 0600 socket in a fresh folder only this user can enter; the
 // load's callers dial it as they dial the broker's socket, and the
 // folder is gone once the floor's stdin closes.
 func TestHTTPFloorOverUnixSocket(t *testing.T) {
@@ -115,6 +115,9 @@ func TestHTTPFloorOverUnixSocket(t *testing.T) {
 	info, err := os.Stat(filepath.Dir(socket))
 	if err != nil || info.Mode().Perm() != 0o700 {
 		t.Fatalf("the socket's folder: %v %v", info, err)
+	}
+	if info, err := os.Lstat(socket); err != nil || info.Mode().Type() != fs.ModeSocket || info.Mode().Perm() != 0o600 {
+		t.Fatalf("the socket: %v %v", info, err)
 	}
 	call := wire.Call{V: wire.Version, CallID: "c", Tool: "echo", DescriptorID: "guest",
 		Args: json.RawMessage(`{"marker":"x"}`), BoundsEcho: json.RawMessage(`{}`)}
