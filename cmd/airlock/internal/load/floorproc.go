@@ -26,13 +26,13 @@ import (
 // reads its run's secret from the first line of its stdin (RATIONALE.md,
 // "Why does a floor process take a secret, on its stdin?"), prints its
 // address (its URL, or unix:PATH for a Unix socket) on its first line of
-// stdout, answers each later line of stdin with
-// one line, and serves until its stdin closes. SpawnSelf is the load's
-// side of that exchange, ServeFloor the floor's.
+// stdout, answers each later line of stdin with one line, and serves
+// until its stdin closes. SpawnSelf is the load's side of that exchange,
+// ServeFloor the floor's.
 
 // SpawnSelf starts the running binary with args and a fresh secret and
-// reads the address it prints (floorAddress). ask writes one line to its stdin and reads one
-// line back; closing its stdin (Stop) ends it. An error says that the
+// reads the address it prints (floorAddress). ask writes one line to its
+// stdin and reads one line back; closing its stdin (Stop) ends it. An error says that the
 // floor named what did not start, and why (the child's own reason is on
 // stderr, which it shares).
 func SpawnSelf(ctx context.Context, what string, args ...string) (fp *FloorProcess, ask func(string) (string, error), err error) {
