@@ -32,9 +32,9 @@ import (
 
 // SpawnSelf starts the running binary with args and a fresh secret and
 // reads the address it prints (floorAddress). ask writes one line to its
-// stdin and reads one line back; closing its stdin (Stop) ends it. An error says that the
-// floor named what did not start, and why (the child's own reason is on
-// stderr, which it shares).
+// stdin and reads one line back; closing its stdin (Stop) ends it. An
+// error says that the floor named what did not start, and why (the
+// child's own reason is on stderr, which it shares).
 func SpawnSelf(ctx context.Context, what string, args ...string) (fp *FloorProcess, ask func(string) (string, error), err error) {
 	defer func() {
 		if err != nil && ctx.Err() == nil {
