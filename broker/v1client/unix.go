@@ -10,11 +10,15 @@ import (
 // socket has no port, and the broker wants Host: localhost on it.
 const UnixBase = "http://localhost"
 
+// UnixPrefix starts the name of a Unix socket where a URL would stand:
+// unix:PATH (Where, and --broker unix:PATH).
+const UnixPrefix = "unix:"
+
 // Where names the broker for people: its URL, or unix:PATH over its
 // socket.
 func (c *Client) Where() string {
 	if c.Socket != "" {
-		return "unix:" + c.Socket
+		return UnixPrefix + c.Socket
 	}
 	return c.Base
 }

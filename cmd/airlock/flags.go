@@ -49,12 +49,9 @@ func addBrokerFlags(fs *pflag.FlagSet, without string) *brokerFlags {
 // given reports whether --broker was on the command line.
 func (b *brokerFlags) given() bool { return b.fs.Changed("broker") }
 
-// unixPrefix starts a --broker that names the broker's Unix socket.
-const unixPrefix = "unix:"
-
 // socket is the path of --broker unix:PATH, or "" for a URL.
 func (b *brokerFlags) socket() string {
-	path, _ := strings.CutPrefix(b.url, unixPrefix)
+	path, _ := strings.CutPrefix(b.url, v1client.UnixPrefix)
 	if path == b.url {
 		return ""
 	}

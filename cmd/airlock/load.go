@@ -138,7 +138,8 @@ func newLoadCallsCmd() *cobra.Command {
 			"not compiled again; it never creates one.\n" +
 			"With --reuse-instance on a reactor a third side, bare http, runs the same module on reused instances behind a\n" +
 			"bare net/http server in a process of its own, and the report adds the ratio Airlock/bare http: what the broker's\n" +
-			"own layers cost once the HTTP hop is in the floor (--http-floor=false leaves it out).\n" +
+			"own layers cost once the HTTP hop is in the floor; with --broker unix:PATH it listens on a Unix socket too\n" +
+			"(--http-floor=false leaves it out).\n" +
 			"With --paired-descriptor ID --local-descriptor ID it measures the tool on a paired environment's descriptor\n" +
 			"beside the same tool on the broker's own and a bare loopback WebSocket round trip to an echo in a process of\n" +
 			"its own (local + rtt, the channel's floor) in one run, and prints the ratio paired/(local + rtt); cmd/airlock/PERFORMANCE.md has a recipe.",

@@ -30,9 +30,13 @@ func spawnForwarder(ctx context.Context, maxMessage int64) (*load.FloorProcess, 
 	return fp, nil
 }
 
-// spawnHTTPFloor starts `airlock load http-floor` on the baseline b.
-func spawnHTTPFloor(ctx context.Context, b load.Baseline, tool string) (*load.FloorProcess, error) {
+// spawnHTTPFloor starts `airlock load http-floor` on the baseline b, on
+// a Unix socket when unix.
+func spawnHTTPFloor(ctx context.Context, b load.Baseline, tool string, unix bool) (*load.FloorProcess, error) {
 	args := []string{"load", "http-floor", "--baseline", b.Label, "--tool", tool}
+	if unix {
+		args = append(args, "--unix")
+	}
 	for name, dir := range b.Roots {
 		args = append(args, "--root", name+"="+dir)
 	}
@@ -84,9 +88,11 @@ func newLoadForwarderCmd() *cobra.Command {
 // newLoadHTTPFloorCmd is the hidden `airlock load http-floor`: a
 // baseline's reactor behind a bare net/http server
 // (executors/baseline.HTTPFloor) alone in a process, the third side of
-// `load calls --reuse-instance`.
+// `load calls --reuse-instance`; with --unix on a Unix socket, for a
+// broker reached over its own.
 func newLoadHTTPFloorCmd() *cobra.Command {
 	var label, tool, cacheDir string
+	var unix bool
 	roots := rootsFlag{}
 	c := &cobra.Command{
 		Use:    "http-floor",
@@ -98,7 +104,7 @@ func newLoadHTTPFloorCmd() *cobra.Command {
 				return usageErr("--baseline and --tool are required")
 			}
 			ignoreInterrupt()
-			return load.ServeHTTPFloor(cmd.InOrStdin(), cmd.OutOrStdout(), label, tool, roots, cacheDir)
+			return load.ServeHTTPFloor(cmd.InOrStdin(), cmd.OutOrStdout(), label, tool, roots, cacheDir, unix)
 		},
 	}
 	fs := c.Flags()
@@ -106,6 +112,7 @@ func newLoadHTTPFloorCmd() *cobra.Command {
 	fs.StringVar(&tool, "tool", "", "the `TOOL` to serve")
 	fs.Var(roots, "root", "the baseline's roots: `NAME=DIR` (repeatable)")
 	fs.StringVar(&cacheDir, "cache-dir", "", "a wazero compilation cache `DIR` to compile through")
+	fs.BoolVar(&unix, "unix", false, "listen on a Unix socket in a fresh folder only this user can enter, not a loopback port, and print unix:PATH")
 	return c
 }
 

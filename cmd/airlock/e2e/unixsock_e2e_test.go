@@ -17,6 +17,7 @@ import (
 	"github.com/airlock/airlock/broker/mcp/mcptest"
 	"github.com/airlock/airlock/broker/v1client"
 	"github.com/airlock/airlock/cmd/airlock/internal/exitcode"
+	"github.com/airlock/airlock/cmd/airlock/internal/load"
 )
 
 // socketDir is a folder only this user can enter, as $XDG_RUNTIME_DIR.
@@ -30,13 +31,15 @@ func socketDir(t *testing.T) string {
 // TestServeUnixSocket: `serve --listen-unix PATH` listens on the socket
 // beside its TCP address and says so in its listening line; the socket is
 // 0600; `airlock call`, `tools` and `mcp --broker` reach the broker over
-// it with `--broker unix:PATH`; the launch token and the Host rule hold on
-// it; SIGTERM removes it.
+// it with `--broker unix:PATH`; `load calls` over it measures its bare
+// HTTP floor over a Unix socket too; the launch token and the Host rule
+// hold on it; SIGTERM removes it.
 func TestServeUnixSocket(t *testing.T) {
 	t.Parallel()
 	sock := filepath.Join(socketDir(t), "airlock.sock")
+	notes := notesRoot(t)
 	p := startServe(t, procOptions{Env: tokenEnv(), Secrets: []string{testToken},
-		Args: []string{"--listen-unix", sock, "--root", "notes=" + notesRoot(t)}})
+		Args: []string{"--listen-unix", sock, "--root", "notes=" + notes}})
 	if line, _, _ := strings.Cut(p.stdout.String(), "\n"); !strings.Contains(line, `"socket":"`+sock+`"`) {
 		t.Errorf("the listening line does not name the socket: %s", line)
 	}
@@ -62,9 +65,24 @@ func TestServeUnixSocket(t *testing.T) {
 		t.Errorf("mint over the socket: exit %d\n%s", code, errOut)
 	}
 
-	// The load tool's callers dial the socket themselves.
-	if code, out, errOut := runCLI(t, tokenEnv(), "load", "calls", "--broker", broker, "--steady", "-c", "2", "-d", "1s", "--warmup", "0s", "--args", `{"path":"a.md"}`, "--json"); code != 0 || !strings.Contains(out, `"ok":`) || !strings.Contains(out, `"transportErrors": 0`) || !strings.Contains(out, `"broker": "unix:`+sock+`"`) {
+	// The load tool's callers dial the socket themselves, and the bare
+	// HTTP floor's over a socket of its own.
+	if code, out, errOut := runCLI(t, tokenEnv(), "load", "calls", "--broker", broker, "--reuse-instance", "--root", "notes="+notes,
+		"-c", "2", "-d", "1s", "--warmup", "0s", "--args", `{"path":"a.md"}`, "--json"); code != 0 {
 		t.Errorf("load calls over the socket: exit %d\n%s\n%s", code, out, tail(errOut, 2000))
+	} else {
+		var r load.CallsReport
+		decodeReport(t, out, &r)
+		if r.Broker != broker || r.HTTPFloor == nil || !strings.Contains(r.HTTPFloor.Label, "bare net/http server in its own process") ||
+			!strings.Contains(r.HTTPFloor.Label, "over a Unix socket") {
+			t.Fatalf("load calls over the socket: broker %q, floor %+v", r.Broker, r.HTTPFloor)
+		}
+		for name, f := range r.Sides() {
+			if f.Calls <= 0 || !f.AllOK() || f.TransportErrors != 0 {
+				t.Errorf("load calls over the socket: %s: %+v", name, f)
+			}
+		}
+		checkRatios(t, r.HTTPFloorRatios)
 	}
 
 	m := startMCP(t, tokenEnv(), "--broker", broker)

@@ -29,10 +29,11 @@ type CallsOptions struct {
 	// of a fresh one per call.
 	Reuse bool
 	// HTTPFloor, when set, starts the baseline's module behind a bare
-	// net/http server in a process of its own (`airlock load http-floor`);
+	// net/http server in a process of its own (`airlock load http-floor`),
+	// on a Unix socket when unix (the broker is reached over its own);
 	// with Reuse on a reactor the run measures it as a third side, the
 	// pooled call's floor with the HTTP hop between two processes in it.
-	HTTPFloor func(ctx context.Context, b Baseline, tool string) (*FloorProcess, error)
+	HTTPFloor func(ctx context.Context, b Baseline, tool string, unix bool) (*FloorProcess, error)
 	// RTTEcho, when set, starts the paired shape's rtt echo in a process
 	// of its own (`airlock load rtt-echo`), as the environment it stands
 	// beside is one; unset, the echo runs in the load tool's process.
@@ -95,7 +96,7 @@ func Calls(ctx context.Context, c *v1client.Client, call wire.Call, b Baseline, 
 		if o.Progress != nil {
 			fmt.Fprintln(o.Progress, "airlock load calls: starting the bare HTTP floor (the baseline behind net/http, a process of its own)…")
 		}
-		if floor, err = o.HTTPFloor(ctx, b, call.Tool); err != nil {
+		if floor, err = o.HTTPFloor(ctx, b, call.Tool, c.Socket != ""); err != nil {
 			return nil, fmt.Errorf("load: %w", err)
 		}
 		defer floor.Stop()
@@ -135,7 +136,7 @@ func callsShape(ctx context.Context, c *v1client.Client, call wire.Call, b Basel
 		sides = append(sides, base)
 	}
 	if floor != nil {
-		op, closeConns, err := directOp(&v1client.Client{Base: floor.URL, Token: floor.Secret}, call, o.Concurrency, "bare HTTP floor")
+		op, closeConns, err := directOp(&v1client.Client{Base: floor.URL, Socket: floor.Socket, Token: floor.Secret}, call, o.Concurrency, "bare HTTP floor")
 		if err != nil {
 			return nil, err
 		}
@@ -156,12 +157,22 @@ func callsShape(ctx context.Context, c *v1client.Client, call wire.Call, b Basel
 		rep.Ratios = compare(rep.Airlock.CallsPerSecond, bf.CallsPerSecond, rep.Airlock.LatencyMs, bf.LatencyMs)
 	}
 	if bare != nil {
-		hf := sumTallies(fmt.Sprintf("the same reused instances behind a bare net/http server in its own process (pid %d): its run's secret checked, the envelope read with encoding/json, no schema, bounds or metrics", floor.PID),
-			bare.tallies, measured[2])
+		hf := sumTallies(httpFloorLabel(floor), bare.tallies, measured[2])
 		rep.HTTPFloor = &hf
 		rep.HTTPFloorRatios = compare(rep.Airlock.CallsPerSecond, hf.CallsPerSecond, rep.Airlock.LatencyMs, hf.LatencyMs)
 	}
 	return rep, nil
+}
+
+// httpFloorLabel says what the bare HTTP floor is, and over which
+// transport: the ratio against it is the broker's own cost only when the
+// two are reached alike.
+func httpFloorLabel(floor *FloorProcess) string {
+	over := ""
+	if floor.Socket != "" {
+		over = " over a Unix socket, as the broker"
+	}
+	return fmt.Sprintf("the same reused instances behind a bare net/http server in its own process (pid %d)%s: its run's secret checked, the envelope read with encoding/json, no schema, bounds or metrics", floor.PID, over)
 }
 
 // startBaseline compiles the baseline's module, or says why there is

@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/airlock/airlock/broker/channel/rtt"
+	"github.com/airlock/airlock/broker/v1client"
 )
 
 // The floors the load measures the broker against run as processes of
@@ -24,15 +26,16 @@ import (
 // does the paired shape's rtt echo run in a process of its own?"). Each
 // reads its run's secret from the first line of its stdin (RATIONALE.md,
 // "Why does a floor process take a secret, on its stdin?"), prints its
-// URL on its first line of stdout, answers each later line of stdin with
-// one line, and serves until its stdin closes. SpawnSelf is the load's
-// side of that exchange, ServeFloor the floor's.
+// address (its URL, or unix:PATH for a Unix socket) on its first line of
+// stdout, answers each later line of stdin with one line, and serves
+// until its stdin closes. SpawnSelf is the load's side of that exchange,
+// ServeFloor the floor's.
 
 // SpawnSelf starts the running binary with args and a fresh secret and
-// reads the URL it prints. ask writes one line to its stdin and reads one
-// line back; closing its stdin (Stop) ends it. An error says that the
-// floor named what did not start, and why (the child's own reason is on
-// stderr, which it shares).
+// reads the address it prints (floorAddress). ask writes one line to its
+// stdin and reads one line back; closing its stdin (Stop) ends it. An
+// error says that the floor named what did not start, and why (the
+// child's own reason is on stderr, which it shares).
 func SpawnSelf(ctx context.Context, what string, args ...string) (fp *FloorProcess, ask func(string) (string, error), err error) {
 	defer func() {
 		if err != nil && ctx.Err() == nil {
@@ -87,44 +90,58 @@ func SpawnSelf(ctx context.Context, what string, args ...string) (fp *FloorProce
 		}
 		return strings.TrimSpace(l), nil
 	}
-	url := make(chan string, 1)
+	addr := make(chan string, 1)
 	go func() {
 		l, _ := lines.ReadString('\n')
-		url <- strings.TrimSpace(l)
+		addr <- strings.TrimSpace(l)
 	}()
 	select {
-	case u := <-url:
-		if !strings.HasPrefix(u, "http://") {
-			if err := stop(); err != nil {
-				return nil, nil, err // its exit status
+	case a := <-addr:
+		url, socket, err := floorAddress(a)
+		if err != nil {
+			if serr := stop(); serr != nil {
+				return nil, nil, serr // its exit status
 			}
-			return nil, nil, fmt.Errorf("it printed %q, not its URL", u)
+			return nil, nil, err
 		}
-		return &FloorProcess{URL: u, PID: c.Process.Pid, Secret: secret, Stop: stop}, ask, nil
+		return &FloorProcess{URL: url, Socket: socket, PID: c.Process.Pid, Secret: secret, Stop: stop}, ask, nil
 	case <-ctx.Done():
 		_ = stop()
 		return nil, nil, ctx.Err()
 	}
 }
 
+// floorAddress reads the address a floor printed: its http:// URL, or
+// unix:PATH for a Unix socket, which is dialled with the URL
+// v1client.UnixBase (Host: localhost) as the broker's socket is.
+func floorAddress(line string) (url, socket string, err error) {
+	if path, ok := strings.CutPrefix(line, v1client.UnixPrefix); ok && filepath.IsAbs(path) {
+		return v1client.UnixBase, path, nil
+	}
+	if strings.HasPrefix(line, "http://") {
+		return line, "", nil
+	}
+	return "", "", fmt.Errorf("it printed %q, not its address", line)
+}
+
 // errNoSecret is a floor command started by hand, not by the load.
 var errNoSecret = errors.New("no secret on stdin: this command is started by airlock load")
 
 // ServeFloor is a floor's side of SpawnSelf: start is given the run's
-// secret (in's first line) and returns the URL to print on out and how to
-// stop; each later line of in is answered with answer (when set) until in
+// secret (in's first line) and returns the address to print on out (see
+// floorAddress) and how to stop; each later line of in is answered with answer (when set) until in
 // closes, and then the floor is stopped.
-func ServeFloor(in io.Reader, out io.Writer, start func(secret string) (url string, stop func() error, err error), answer func(string) string) (err error) {
+func ServeFloor(in io.Reader, out io.Writer, start func(secret string) (addr string, stop func() error, err error), answer func(string) string) (err error) {
 	lines := bufio.NewScanner(in)
 	if !lines.Scan() {
 		return errNoSecret
 	}
-	url, stop, err := start(lines.Text())
+	addr, stop, err := start(lines.Text())
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, stop()) }()
-	fmt.Fprintln(out, url)
+	fmt.Fprintln(out, addr)
 	for lines.Scan() {
 		if answer != nil {
 			fmt.Fprintln(out, answer(lines.Text()))
@@ -172,20 +189,24 @@ func ServeForwarder(in io.Reader, out io.Writer, maxMessage int64) error {
 }
 
 // ServeHTTPFloor serves a baseline's tool behind a bare net/http server
-// (StartHTTPFloor) as a floor process (ServeFloor). Each later line of in
-// is a call envelope, answered on out by the same floor without its HTTP
-// hop (baseline.HTTPFloor.Answer): the floor of a call over a pipe, as
-// `airlock mcp` takes them on stdio. A line that fails is answered with
-// {"error":WHY}.
-func ServeHTTPFloor(in io.Reader, out io.Writer, label, tool string, roots map[string]string, cacheDir string) error {
+// (StartHTTPFloor, on a Unix socket with unix) as a floor process
+// (ServeFloor). Each later line of in is a call envelope, answered on out
+// by the same floor without its HTTP hop (baseline.HTTPFloor.Answer): the
+// floor of a call over a pipe, as `airlock mcp` takes them on stdio. A
+// line that fails is answered with {"error":WHY}.
+func ServeHTTPFloor(in io.Reader, out io.Writer, label, tool string, roots map[string]string, cacheDir string, unix bool) error {
 	ctx := context.Background()
 	var srv *HTTPFloorServer
 	return ServeFloor(in, out, func(secret string) (string, func() error, error) {
 		var err error
-		if srv, err = StartHTTPFloor(ctx, label, tool, roots, cacheDir, secret); err != nil {
+		if srv, err = StartHTTPFloor(ctx, label, tool, roots, cacheDir, secret, unix); err != nil {
 			return "", nil, err
 		}
-		return srv.URL, func() error { return srv.Close(ctx) }, nil
+		addr := srv.URL
+		if srv.Socket != "" {
+			addr = v1client.UnixPrefix + srv.Socket
+		}
+		return addr, func() error { return srv.Close(ctx) }, nil
 	}, func(line string) string {
 		a, err := srv.floor.Answer(ctx, []byte(line))
 		if err != nil {

@@ -43,12 +43,14 @@ type IdleOptions struct {
 }
 
 // FloorProcess is a floor running in a process of its own (the bare
-// forwarder, the HTTP floor, the rtt echo): its URL, its pid (whose VmRSS
-// `load idle` reads), the secret its requests must carry (secret.go),
-// for the forwarder how many views it has registered, and how to stop
-// it.
+// forwarder, the HTTP floor, the rtt echo): its URL (and, for the HTTP
+// floor beside a broker reached over its Unix socket, the socket to dial
+// for it, as in v1client.Client), its pid (whose VmRSS `load idle`
+// reads), the secret its requests must carry (secret.go), for the
+// forwarder how many views it has registered, and how to stop it.
 type FloorProcess struct {
 	URL    string
+	Socket string
 	PID    int
 	Secret string
 	Views  func() (int, error)

@@ -24,3 +24,17 @@ func TestBaselineLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPFloorLabel: over the broker's Unix socket the bare HTTP floor's
+// label says it is reached over a socket too, so its ratio is read as
+// the broker's own cost on one transport.
+func TestHTTPFloorLabel(t *testing.T) {
+	const tcp = "the same reused instances behind a bare net/http server in its own process (pid 7): its run's secret checked, the envelope read with encoding/json, no schema, bounds or metrics"
+	if got := httpFloorLabel(&FloorProcess{URL: "http://127.0.0.1:1", PID: 7}); got != tcp {
+		t.Errorf("over TCP: %q", got)
+	}
+	const unix = "the same reused instances behind a bare net/http server in its own process (pid 7) over a Unix socket, as the broker: its run's secret checked, the envelope read with encoding/json, no schema, bounds or metrics"
+	if got := httpFloorLabel(&FloorProcess{URL: "http://localhost", Socket: "/run/f/floor.sock", PID: 7}); got != unix {
+		t.Errorf("over a Unix socket: %q", got)
+	}
+}
