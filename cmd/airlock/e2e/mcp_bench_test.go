@@ -36,35 +36,10 @@ import (
 // mean time per call and the ratio of its median call to /v1's. Run
 // without -race (see cmd/airlock/PERFORMANCE.md for the figures).
 func BenchmarkMCPReadNotes(b *testing.B) {
-	notes := b.TempDir()
-	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("hello\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "AIRLOCK_EXEC_CACHE_DIR=" + cacheDir, "TENSORVIZ_LOCAL_TOKEN=" + testToken}
-	serve := exec.Command(binPath, "serve", "--listen", "127.0.0.1:0", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
-	serve.Env = env
-	out, err := serve.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := serve.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	var ev struct{ Addr string }
-	if err != nil || json.Unmarshal([]byte(line), &ev) != nil {
-		b.Fatalf("no listening line: %q %v", line, err)
-	}
-	base := "http://" + ev.Addr
+	notes, env, base, v1call := benchServe(b)
 	ctx := context.Background()
 	args := json.RawMessage(`{"path":"a.md"}`)
 
-	v1 := &v1client.Client{Base: base, Token: testToken, HTTP: &http.Client{}}
-	ds, err := v1.Tools(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
 	// Each call gets params of its own: the SDK's client writes a
 	// stateless revision's _meta into the params it is given.
 	sdkCall := func(name string, c *mcptest.Client) func() {
@@ -86,15 +61,7 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		b.Cleanup(func() { _ = c.Close() })
 		return c
 	}
-	ways := []benchWay{{name: "v1", call: func() {
-		call, err := v1client.NewCall(ds, "read_notes", "", args)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if a, _, err := v1.Call(ctx, call); err != nil || !a.OK {
-			b.Fatalf("%+v %v", a, err)
-		}
-	}}}
+	ways := []benchWay{{name: "v1", call: v1call}}
 	for _, revision := range mcpRevisions {
 		cmd := exec.Command(binPath, "mcp", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
 		cmd.Env = env
@@ -121,8 +88,81 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 	}
 	post := statelessPost(b, base+"/mcp")
 	ways = append(ways, benchWay{name: "http-raw-" + mcptest.Stateless, call: post})
-	ways = append(ways, floorWays(b, notes)...)
+	runWays(b, ways)
+}
 
+// BenchmarkStdioFloor sets what MCP over stdio adds to a call over a pipe
+// beside what /v1 adds to a call over HTTP, in one run: POST /v1/calls
+// on `airlock serve`, tools/call (2025-11-25) to `airlock mcp` with the
+// minimal line client, and the same read_notes without Airlock over
+// loopback HTTP and over a pipe (floorWays). It reports each way's mean
+// time per call, its median's ratio to /v1's, and the two floors' and the
+// two doors' ratios to their own floor. It has four ways, so each
+// process waits less between its calls than in BenchmarkMCPReadNotes.
+func BenchmarkStdioFloor(b *testing.B) {
+	notes, env, _, v1call := benchServe(b)
+	lines, stopLines := startLines(b, env, notes, mcptest.Revision)
+	defer stopLines()
+	args := json.RawMessage(`{"path":"a.md"}`)
+	ways := []benchWay{{name: "v1", call: v1call}, {name: "stdio-lines", call: func() {
+		if _, err := lines.Call("read_notes", args); err != nil {
+			b.Fatal(err)
+		}
+	}}}
+	ways = append(ways, floorWays(b, notes)...)
+	p50s := runWays(b, ways)
+	b.ReportMetric(p50s["floor-stdio"]/p50s["floor-http"], "floor-stdio/floor-http-p50")
+	b.ReportMetric(p50s["v1"]/p50s["floor-http"], "v1/floor-http-p50")
+	b.ReportMetric(p50s["stdio-lines"]/p50s["floor-stdio"], "stdio-lines/floor-stdio-p50")
+}
+
+// benchServe starts `airlock serve` on the bundled defaults with a notes
+// root holding a.md, and returns the root, the environment its processes
+// run with, the broker's base URL and one read_notes call on /v1.
+func benchServe(b *testing.B) (notes string, env []string, base string, v1call func()) {
+	notes = b.TempDir()
+	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("hello\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "AIRLOCK_EXEC_CACHE_DIR=" + cacheDir, "TENSORVIZ_LOCAL_TOKEN=" + testToken}
+	serve := exec.Command(binPath, "serve", "--listen", "127.0.0.1:0", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
+	serve.Env = env
+	out, err := serve.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var ev struct{ Addr string }
+	if err != nil || json.Unmarshal([]byte(line), &ev) != nil {
+		b.Fatalf("no listening line: %q %v", line, err)
+	}
+	base = "http://" + ev.Addr
+	ctx := context.Background()
+	v1 := &v1client.Client{Base: base, Token: testToken, HTTP: &http.Client{}}
+	ds, err := v1.Tools(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"path":"a.md"}`)
+	return notes, env, base, func() {
+		call, err := v1client.NewCall(ds, "read_notes", "", args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if a, _, err := v1.Call(ctx, call); err != nil || !a.OK {
+			b.Fatalf("%+v %v", a, err)
+		}
+	}
+}
+
+// runWays makes one call each way per iteration and reports each way's
+// mean time per call and its median's ratio to the first way's (/v1); it
+// returns the medians by name.
+func runWays(b *testing.B, ways []benchWay) map[string]float64 {
 	// The ways are interleaved, one call each per iteration, so that a
 	// change in the machine's load weighs on all of them alike.
 	for b.Loop() {
@@ -140,22 +180,21 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		slices.Sort(xs)
 		return float64(xs[len(xs)/2])
 	}
-	floor := p50(ways[0].took)
-	byName := map[string]float64{}
+	medians := map[string]float64{}
 	for _, w := range ways {
-		byName[w.name] = p50(w.took)
+		medians[w.name] = p50(w.took)
 	}
-	b.ReportMetric(byName["floor-stdio"]/byName["floor-http"], "floor-stdio/floor-http-p50")
+	for _, w := range ways[1:] {
+		b.ReportMetric(medians[w.name]/medians[ways[0].name], w.name+"/v1-p50")
+	}
 	for _, w := range ways {
 		var sum time.Duration
 		for _, d := range w.took {
 			sum += d
 		}
 		b.ReportMetric(float64(sum.Microseconds())/float64(len(w.took)), w.name+"-µs/call")
-		if w.name != "v1" {
-			b.ReportMetric(p50(w.took)/floor, w.name+"/v1-p50")
-		}
 	}
+	return medians
 }
 
 // floorWays are the call without Airlock, over loopback HTTP and over a
