@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -36,21 +38,42 @@ import (
 // mean time per call and the ratio of its median call to /v1's. Run
 // without -race (see cmd/airlock/PERFORMANCE.md for the figures).
 func BenchmarkMCPReadNotes(b *testing.B) {
+	runWays(b, mcpWays(b))
+}
+
+// BenchmarkMCPPairs makes each way of BenchmarkMCPReadNotes but /v1 in a
+// sub-benchmark of its own, interleaved with /v1 alone: two processes
+// take turns, so neither waits for a dozen others between its calls, as
+// in BenchmarkMCPReadNotes, where every call starts cold. Each reports
+// its way's median ratio to /v1's. Run without -race.
+func BenchmarkMCPPairs(b *testing.B) {
+	ways := mcpWays(b)
+	for _, w := range ways[1:] {
+		b.Run(w.name, func(b *testing.B) {
+			runWays(b, []benchWay{{name: ways[0].name, call: ways[0].call}, {name: w.name, call: w.call}})
+		})
+	}
+}
+
+// mcpWays starts a broker and one `airlock mcp` per stdio way, and
+// returns BenchmarkMCPReadNotes's ways, /v1 first.
+func mcpWays(b *testing.B) []benchWay {
 	notes, env, base, v1call := benchServe(b)
 	ctx := context.Background()
 	args := json.RawMessage(`{"path":"a.md"}`)
 
 	// Each call gets params of its own: the SDK's client writes a
 	// stateless revision's _meta into the params it is given.
-	sdkCall := func(name string, c *mcptest.Client) func() {
-		return func() {
+	sdkCall := func(c *mcptest.Client) func() error {
+		return func() error {
 			res, err := c.CallTool(ctx, &sdk.CallToolParams{Name: "read_notes", Arguments: args})
 			if err != nil {
-				b.Fatalf("%s: %v", name, err)
+				return err
 			}
 			if res.IsError {
-				b.Fatalf("%s: %s", name, mcptest.Text(res))
+				return errors.New(mcptest.Text(res))
 			}
+			return nil
 		}
 	}
 	connect := func(t sdk.Transport, revision string) *mcptest.Client {
@@ -66,29 +89,22 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 		cmd := exec.Command(binPath, "mcp", "--root", "notes="+notes, "--data", b.TempDir(), "--log-level", "error")
 		cmd.Env = env
 		c := connect(&sdk.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, revision)
-		ways = append(ways, benchWay{name: "stdio-" + revision, call: sdkCall("stdio-"+revision, c)})
+		ways = append(ways, benchWay{name: "stdio-" + revision, call: sdkCall(c)})
 	}
 	hc := &http.Client{Transport: headerTransport{http.Header{"Authorization": {"Bearer " + testToken}}, http.DefaultTransport}}
 	for _, revision := range []string{mcptest.Revision, mcptest.Stateless} {
 		c := connect(&sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, revision)
-		ways = append(ways, benchWay{name: "http-" + revision, call: sdkCall("http-"+revision, c)})
+		ways = append(ways, benchWay{name: "http-" + revision, call: sdkCall(c)})
 	}
 	for _, revision := range []string{mcptest.Revision, mcptest.Stateless} {
-		lines, stopLines := startLines(b, env, notes, revision)
-		defer stopLines()
 		name := "stdio-lines"
 		if revision == mcptest.Stateless {
 			name += "-" + revision
 		}
-		ways = append(ways, benchWay{name: name, call: func() {
-			if _, err := lines.Call("read_notes", args); err != nil {
-				b.Fatal(err)
-			}
-		}})
+		ways = append(ways, benchWay{name: name, call: linesCall(b, env, notes, revision)})
 	}
 	post := statelessPost(b, base+"/mcp")
-	ways = append(ways, benchWay{name: "http-raw-" + mcptest.Stateless, call: post})
-	runWays(b, ways)
+	return append(ways, benchWay{name: "http-raw-" + mcptest.Stateless, call: post})
 }
 
 // BenchmarkStdioFloor sets what MCP over stdio adds to a call over a pipe
@@ -101,14 +117,7 @@ func BenchmarkMCPReadNotes(b *testing.B) {
 // process waits less between its calls than in BenchmarkMCPReadNotes.
 func BenchmarkStdioFloor(b *testing.B) {
 	notes, env, _, v1call := benchServe(b)
-	lines, stopLines := startLines(b, env, notes, mcptest.Revision)
-	defer stopLines()
-	args := json.RawMessage(`{"path":"a.md"}`)
-	ways := []benchWay{{name: "v1", call: v1call}, {name: "stdio-lines", call: func() {
-		if _, err := lines.Call("read_notes", args); err != nil {
-			b.Fatal(err)
-		}
-	}}}
+	ways := []benchWay{{name: "v1", call: v1call}, {name: "stdio-lines", call: linesCall(b, env, notes, mcptest.Revision)}}
 	ways = append(ways, floorWays(b, notes)...)
 	p50s := runWays(b, ways)
 	b.ReportMetric(p50s["floor-stdio"]/p50s["floor-http"], "floor-stdio/floor-http-p50")
@@ -119,7 +128,7 @@ func BenchmarkStdioFloor(b *testing.B) {
 // benchServe starts `airlock serve` on the bundled defaults with a notes
 // root holding a.md, and returns the root, the environment its processes
 // run with, the broker's base URL and one read_notes call on /v1.
-func benchServe(b *testing.B) (notes string, env []string, base string, v1call func()) {
+func benchServe(b *testing.B) (notes string, env []string, base string, v1call func() error) {
 	notes = b.TempDir()
 	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("hello\n"), 0o600); err != nil {
 		b.Fatal(err)
@@ -148,14 +157,15 @@ func benchServe(b *testing.B) (notes string, env []string, base string, v1call f
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"path":"a.md"}`)
-	return notes, env, base, func() {
+	return notes, env, base, func() error {
 		call, err := v1client.NewCall(ds, "read_notes", "", args)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if a, _, err := v1.Call(ctx, call); err != nil || !a.OK {
-			b.Fatalf("%+v %v", a, err)
+			return fmt.Errorf("%+v %v", a, err)
 		}
+		return nil
 	}
 }
 
@@ -168,7 +178,9 @@ func runWays(b *testing.B, ways []benchWay) map[string]float64 {
 	for b.Loop() {
 		for i := range ways {
 			start := time.Now()
-			ways[i].call()
+			if err := ways[i].call(); err != nil {
+				b.Fatalf("%s: %v", ways[i].name, err)
+			}
 			ways[i].took = append(ways[i].took, time.Since(start))
 		}
 	}
@@ -206,23 +218,25 @@ func floorWays(b *testing.B, notes string) []benchWay {
 	url, ask := startFloor(b, "http-floor", "--baseline", "builtin:notes", "--tool", "read_notes", "--root", "notes="+notes, "--cache-dir", cacheDir)
 	const envelope = `{"v":1,"callId":"f","tool":"read_notes","descriptorId":"notes","args":{"path":"a.md"},"boundsEcho":{}}`
 	hc := &http.Client{}
-	overHTTP := func() {
+	overHTTP := func() error {
 		req, _ := http.NewRequest(http.MethodPost, url+"/v1/calls", strings.NewReader(envelope))
 		req.Header.Set(contract.TokenHeader, floorSecret)
 		resp, err := hc.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"ok":true`)) {
-			b.Fatalf("the HTTP floor: %d %s %v", resp.StatusCode, body, err)
+			return fmt.Errorf("%d %s %v", resp.StatusCode, body, err)
 		}
+		return nil
 	}
-	overPipe := func() {
+	overPipe := func() error {
 		if a, err := ask(envelope); err != nil || !strings.Contains(a, `"ok":true`) {
-			b.Fatalf("the floor on a pipe: %q %v", a, err)
+			return fmt.Errorf("%q %v", a, err)
 		}
+		return nil
 	}
 	return []benchWay{{name: "floor-http", call: overHTTP}, {name: "floor-stdio", call: overPipe}}
 }
@@ -230,8 +244,20 @@ func floorWays(b *testing.B, notes string) []benchWay {
 // benchWay is one way of making the benchmark's call, and each call's time.
 type benchWay struct {
 	name string
-	call func()
+	call func() error
 	took []time.Duration
+}
+
+// linesCall is one read_notes call to an `airlock mcp` of its own with
+// the line client (startLines), stopped when b ends.
+func linesCall(b *testing.B, env []string, notes, revision string) func() error {
+	lines, stop := startLines(b, env, notes, revision)
+	b.Cleanup(stop)
+	args := json.RawMessage(`{"path":"a.md"}`)
+	return func() error {
+		_, err := lines.Call("read_notes", args)
+		return err
+	}
 }
 
 // startLines starts `airlock mcp` on pipes with a line client, initialized
@@ -266,7 +292,7 @@ func startLines(b *testing.B, env []string, notes, revision string) (*mcptest.Li
 // statelessPost is one stateless (2026-07-28) tools/call of read_notes on
 // /mcp by a plain HTTP client: the request's bytes and headers as the
 // SDK's client sends them, the SSE answer read to its end.
-func statelessPost(b *testing.B, url string) func() {
+func statelessPost(b *testing.B, url string) func() error {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"` + mcptest.Stateless +
 		`"},"name":"read_notes","arguments":{"path":"a.md"}}}`)
@@ -274,20 +300,21 @@ func statelessPost(b *testing.B, url string) func() {
 		"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {mcptest.Stateless},
 		"Mcp-Method": {"tools/call"}, "Mcp-Name": {"read_notes"}}
 	hc := &http.Client{}
-	return func() {
+	return func() error {
 		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		req.Header = header.Clone()
 		resp, err := hc.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		data, err := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(data, []byte(`"structuredContent"`)) || bytes.Contains(data, []byte(`"isError":true`)) {
-			b.Fatalf("stateless POST: %d %s %v", resp.StatusCode, data, err)
+			return fmt.Errorf("%d %s %v", resp.StatusCode, data, err)
 		}
+		return nil
 	}
 }
