@@ -228,6 +228,19 @@ func TestLoadIdleE2E(t *testing.T) {
 	}
 }
 
+// TestLoadIdleNamesTheConnectionCap: views past the broker's connection
+// cap are closed or refused, and `load idle` says that the cap stopped
+// it and how to raise it, instead of a bare connection error.
+func TestLoadIdleNamesTheConnectionCap(t *testing.T) {
+	p := startSessions(t, "AIRLOCK_HTTP_MAX_CONNECTIONS=8")
+	env := []string{"TENSORVIZ_LOCAL_TOKEN=" + sessionToken}
+	code, _, stderr := runCLI(t, env, "load", "idle", "--broker", p.URL(), "--sessions", "1", "--views", "20", "--settle", "0s")
+	if code == 0 || !strings.Contains(stderr, "the broker is at its connection cap (http.max_connections)") ||
+		!strings.Contains(stderr, "AIRLOCK_HTTP_MAX_CONNECTIONS=N") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+}
+
 // floorSecret is the run's secret a test gives the floor processes it
 // starts (startFloor).
 const floorSecret = "e2e-floor-secret-0123456789abcdef0123456789abcdef"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/airlock/airlock/broker/localclient"
 	relaybaseline "github.com/airlock/airlock/broker/relay/baseline"
+	"github.com/airlock/airlock/metrics"
 )
 
 // IdleOptions are the options of the idle workload: connect views, let
@@ -56,6 +57,9 @@ type FloorProcess struct {
 	Views  func() (int, error)
 	Stop   func() error
 }
+
+// errCapped: the broker closed views to stay under its connection cap.
+var errCapped = errors.New("load: the broker is at its connection cap (http.max_connections)")
 
 var errIdleTopology = errors.New("load: sessions and views must be at least 1, --settle not negative, --dialers not negative")
 
@@ -100,6 +104,10 @@ type IdleFigures struct {
 // figures are there only when read from /metrics.
 type memSample struct {
 	rss, goroutines, heap, stack int64
+	// capped counts the connections the broker evicted or refused to
+	// stay under http.max_connections (its connections_evicted_total,
+	// every phase, and connections_refused_total).
+	capped int64
 }
 
 // Idle connects o.Sessions × o.Views idle views to the broker (and, in
@@ -167,7 +175,7 @@ func measureIdle(ctx context.Context, name string, o IdleOptions, read func() (m
 	defer g.close()
 	progressf(o.Progress, "%s: connecting %d views over %d sessions", name, o.Sessions*o.Views, o.Sessions)
 	if err := connect(ctx, g); err != nil {
-		return IdleFigures{}, err
+		return IdleFigures{}, capped(ctx, err, before, read, g, o)
 	}
 	if err := g.idle(ctx); err != nil {
 		return IdleFigures{}, err
@@ -194,6 +202,38 @@ func measureIdle(ctx context.Context, name string, o IdleOptions, read func() (m
 	}
 	return f, nil
 }
+
+// capped names what stopped a run's views from connecting when it was
+// the broker's connection cap: its counters of connections evicted and
+// refused (memSample.capped) moved since before. The views are closed
+// first, so that the broker has room to answer /metrics; it frees their
+// slots as it sees them go, so the read is tried a few times.
+func capped(ctx context.Context, err error, before memSample, read func() (memSample, error), g *idleGroup, o IdleOptions) error {
+	connected := g.views()
+	g.close()
+	for range cappedReads {
+		now, rerr := read()
+		if rerr == nil {
+			if now.capped > before.capped {
+				return fmt.Errorf("%w: it closed or refused %d connections with %d views connected; start it with a cap above %d, this run's views and hosts "+
+					"(AIRLOCK_HTTP_MAX_CONNECTIONS=N, or http.max_connections in its config file)", errCapped, now.capped-before.capped, connected, o.Sessions*(o.Views+1))
+			}
+			return err
+		}
+		select {
+		case <-time.After(cappedPause):
+		case <-ctx.Done():
+			return err
+		}
+	}
+	return err
+}
+
+// cappedReads and cappedPause bound capped's tries of /metrics.
+const (
+	cappedReads = 20
+	cappedPause = 100 * time.Millisecond
+)
 
 func progressf(w io.Writer, format string, args ...any) {
 	if w != nil {
@@ -495,15 +535,30 @@ func parseMemMetrics(body []byte) (memSample, error) {
 		"go_memstats_heap_inuse_bytes":  &s.heap,
 		"go_memstats_stack_inuse_bytes": &s.stack,
 	}
+	// Summed over their series: every eviction phase counts.
+	summed := map[string]*int64{
+		metrics.Namespace + "_connections_evicted_total": &s.capped,
+		metrics.Namespace + "_connections_refused_total": &s.capped,
+	}
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if p := fields[name]; ok && p != nil {
-			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-			if err != nil {
-				return memSample{}, fmt.Errorf("load: /metrics: %s: %w", name, err)
-			}
+		series, value, ok := strings.Cut(sc.Text(), " ")
+		name, _, _ := strings.Cut(series, "{")
+		p, sum := fields[series], false
+		if p == nil {
+			p, sum = summed[name], true
+		}
+		if !ok || p == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return memSample{}, fmt.Errorf("load: /metrics: %s: %w", name, err)
+		}
+		if sum {
+			*p += int64(v)
+		} else {
 			*p = int64(v)
 		}
 	}

@@ -11,12 +11,14 @@ import (
 func TestParseMemMetrics(t *testing.T) {
 	body := "# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 10013\n" +
 		"go_memstats_heap_inuse_bytes 1.25e+08\ngo_memstats_stack_inuse_bytes 4.3384832e+07\n" +
-		"go_memstats_heap_inuse_bytes_total 7\nprocess_resident_memory_bytes 2.06225408e+08\n"
+		"go_memstats_heap_inuse_bytes_total 7\nprocess_resident_memory_bytes 2.06225408e+08\n" +
+		"airlock_connections_evicted_total{phase=\"idle\"} 3\nairlock_connections_evicted_total{phase=\"upgrade\"} 2\n" +
+		"airlock_connections_refused_total 4\nairlock_connections_open 4096\n"
 	s, err := parseMemMetrics([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s != (memSample{rss: 206225408, goroutines: 10013, heap: 125000000, stack: 43384832}) {
+	if s != (memSample{rss: 206225408, goroutines: 10013, heap: 125000000, stack: 43384832, capped: 9}) {
 		t.Fatalf("%+v", s)
 	}
 }
