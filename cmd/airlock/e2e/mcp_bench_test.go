@@ -126,7 +126,7 @@ func BenchmarkStdioFloor(b *testing.B) {
 }
 
 // benchServe starts `airlock serve` on the bundled defaults with a notes
-// root holding a.md, and returns the root, the environment its processes
+// root holding one note, and returns the root, the environment its processes
 // run with, the broker's base URL and one read_notes call on /v1.
 func benchServe(b *testing.B) (notes string, env []string, base string, v1call func() error) {
 	notes = b.TempDir()
