@@ -271,14 +271,7 @@ func BenchmarkStdioCallStateless(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	args := json.RawMessage(`{"path":"a.md"}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		// Params of its own each call: the client writes _meta into them.
-		if res, err := c.CallTool(ctx, &sdk.CallToolParams{Name: "read_notes", Arguments: args}); err != nil || res.IsError {
-			b.Fatal(err, res)
-		}
-	}
+	benchSDKCalls(b, c)
 	_ = inW.Close()
 }
 

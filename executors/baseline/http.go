@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 
@@ -54,17 +53,13 @@ func (f *HTTPFloor) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "POST a call envelope", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxHTTPCall))
-	if err != nil {
+	var c floorCall
+	if err := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxHTTPCall)).Decode(&c); err != nil {
 		http.Error(w, errNotEnvelope.Error(), http.StatusBadRequest)
 		return
 	}
-	answer, err := f.Answer(req.Context(), body)
-	switch {
-	case errors.Is(err, errNotEnvelope):
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	case err != nil:
+	answer, err := f.answer(req.Context(), c)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -80,6 +75,11 @@ func (f *HTTPFloor) Answer(ctx context.Context, envelope []byte) ([]byte, error)
 	if err := json.Unmarshal(envelope, &c); err != nil {
 		return nil, errNotEnvelope
 	}
+	return f.answer(ctx, c)
+}
+
+// answer runs c and encodes its answer envelope.
+func (f *HTTPFloor) answer(ctx context.Context, c floorCall) ([]byte, error) {
 	out, err := f.call(ctx, c.Args)
 	if err != nil {
 		return nil, err
